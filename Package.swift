@@ -1,0 +1,42 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "DualCam",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "dualcam", targets: ["dualcam"]),
+        .library(name: "Compositor", targets: ["Compositor"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]
+        ),
+        .systemLibrary(
+            name: "CV4L2",
+            pkgConfig: "libv4l2",
+            providers: [.apt(["libv4l-dev"])]
+        ),
+        // Pure Swift, no C dependency: the pixel kernels and the layout arithmetic.
+        // Always optimised: the kernels are unusably slow at -Onone, and the debug test
+        // suite composes real 1080p video through them.
+        .target(
+            name: "Compositor",
+            swiftSettings: [.unsafeFlags(["-O"])]
+        ),
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CV4L2", "Compositor"]),
+        .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor"]),
+        .executableTarget(
+            name: "dualcam",
+            dependencies: ["Pipeline", "MediaIO", "Compositor",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(name: "CompositorTests", dependencies: ["Compositor"]),
+        .testTarget(name: "DualCamTests", dependencies: ["Compositor"]),
+    ]
+)

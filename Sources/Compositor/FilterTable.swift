@@ -1,0 +1,146 @@
+/// Which source pixels, with which weights, make each destination pixel along one axis.
+///
+/// Every destination pixel reads exactly `taps` consecutive source pixels starting at
+/// `starts[i]`, with integer weights that sum to `FilterTable.one`. Fixed-width rows and
+/// exact integer weights are what let the scalar reference and the SIMD kernel agree to
+/// the bit.
+public struct FilterTable: Sendable, Equatable {
+    /// Weights are in 1/256ths: 8 bits keep the vertical pass inside UInt16
+    /// (255 * 256 = 65280), the horizontal pass inside UInt32.
+    public static let shift = 8
+    public static let one: Int16 = 256
+
+    public let count: Int
+    public let taps: Int
+    public let starts: [Int32]
+    /// `count * taps` weights, row-major per destination pixel.
+    public let weights: [Int16]
+
+    public enum Kernel: Sendable {
+        /// Box filter over the exact (sub-pixel) source interval: for shrinking.
+        case area
+        /// Triangle filter through pixel centres: for enlarging.
+        case bilinear
+    }
+
+    /// Destination pixel `i` (0-based) covers source interval
+    /// `[origin + i*step, origin + (i+1)*step)`; taps never leave `lower..<upper`.
+    public init(count: Int, origin: Double, step: Double, lower: Int, upper: Int, kernel: Kernel? = nil) {
+        precondition(count > 0 && step > 0 && upper > lower)
+        let kernel = kernel ?? (step > 1 ? .area : .bilinear)
+        var spans: [(start: Int, weights: [Double])] = []
+        spans.reserveCapacity(count)
+        for i in 0..<count {
+            let a = origin + Double(i) * step
+            let b = a + step
+            switch kernel {
+            case .area:
+                let lo = max(Double(lower), min(a, Double(upper)))
+                let hi = max(lo, min(b, Double(upper)))
+                var first = Int(lo.rounded(.down))
+                var last = Int(hi.rounded(.up)) - 1
+                first = min(max(first, lower), upper - 1)
+                last = max(min(last, upper - 1), first)
+                var w: [Double] = []
+                for j in first...last {
+                    w.append(max(0, min(hi, Double(j + 1)) - max(lo, Double(j))))
+                }
+                let total = w.reduce(0, +)
+                if total <= 0 {  // interval collapsed onto the edge: take the nearest pixel
+                    w = [Double](repeating: 0, count: w.count)
+                    w[0] = 1
+                } else {
+                    w = w.map { $0 / total }
+                }
+                spans.append((first, w))
+            case .bilinear:
+                let centre = (a + b) / 2 - 0.5
+                let j0 = Int(centre.rounded(.down))
+                let f = centre - Double(j0)
+                let p0 = min(max(j0, lower), upper - 1)
+                let p1 = min(max(j0 + 1, lower), upper - 1)
+                if p0 == p1 {
+                    spans.append((p0, [1]))
+                } else {
+                    spans.append((p0, [1 - f, f]))
+                }
+            }
+        }
+        let taps = spans.map { $0.weights.count }.max()!
+        var starts = [Int32](repeating: 0, count: count)
+        var weights = [Int16](repeating: 0, count: count * taps)
+        for (i, span) in spans.enumerated() {
+            let q = Self.quantize(span.weights)
+            // Pad to `taps` with zero weights, shifting left where the span ends at the edge
+            // so that every tap still reads a pixel inside lower..<upper.
+            var start = span.start
+            var lead = 0
+            if start + taps > upper {
+                lead = start + taps - upper
+                start -= lead
+            }
+            precondition(start >= lower, "filter wider than its source")
+            starts[i] = Int32(start)
+            for (k, w) in q.enumerated() { weights[i * taps + lead + k] = w }
+        }
+        self.count = count
+        self.taps = taps
+        self.starts = starts
+        self.weights = weights
+    }
+
+    /// Rounds weights to 1/256ths summing to exactly 256, so flat areas stay flat.
+    static func quantize(_ w: [Double]) -> [Int16] {
+        var q = w.map { Int16(($0 * Double(one)).rounded()) }
+        let residual = Int(one) - q.reduce(0) { $0 + Int($1) }
+        if residual != 0 {
+            let k = w.indices.max { w[$0] < w[$1] }!
+            q[k] = Int16(Int(q[k]) + residual)
+        }
+        return q
+    }
+
+    /// The source range any destination pixel reads.
+    public var sourceSpan: Range<Int> {
+        let lo = Int(starts.min()!)
+        let hi = Int(starts.max()!) + taps
+        return lo..<hi
+    }
+}
+
+/// Everything needed to scale one source picture into one destination rectangle:
+/// per-plane tables, computed once per (source size, crop, rect) and reused every frame.
+public struct ScalePlan: Sendable {
+    public let sourceSize: Size
+    public let crop: CropRect
+    public let destination: Rect
+    public let lumaX: FilterTable
+    public let lumaY: FilterTable
+    public let chromaX: FilterTable
+    public let chromaY: FilterTable
+    public let chromaDestination: Rect
+
+    public init(sourceSize: Size, crop: CropRect, destination: Rect) {
+        self.sourceSize = sourceSize
+        self.crop = crop
+        self.destination = destination
+        let sx = crop.width / Double(destination.width)
+        let sy = crop.height / Double(destination.height)
+        lumaX = FilterTable(count: destination.width, origin: crop.x, step: sx, lower: 0, upper: sourceSize.width)
+        lumaY = FilterTable(count: destination.height, origin: crop.y, step: sy, lower: 0, upper: sourceSize.height)
+        // Chroma sample c covers luma 2c..<2c+2, so the luma mapping carries over at half
+        // scale; a destination on odd coordinates starts half a chroma sample early.
+        let cd = destination.chroma420
+        let cs = sourceSize.chroma420
+        chromaDestination = cd
+        chromaX = FilterTable(count: cd.width, origin: (crop.x + Double(2 * cd.x - destination.x) * sx) / 2,
+                              step: sx, lower: 0, upper: cs.width)
+        chromaY = FilterTable(count: cd.height, origin: (crop.y + Double(2 * cd.y - destination.y) * sy) / 2,
+                              step: sy, lower: 0, upper: cs.height)
+    }
+
+    /// Scratch a kernel needs for one intermediate row, in UInt16 elements.
+    public var scratchCount: Int {
+        max(lumaX.sourceSpan.count, chromaX.sourceSpan.count) + 64
+    }
+}

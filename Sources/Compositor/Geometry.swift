@@ -1,0 +1,137 @@
+public struct Size: Hashable, Sendable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+    public var description: String { "\(width)x\(height)" }
+    public var chroma420: Size { Size(width: (width + 1) / 2, height: (height + 1) / 2) }
+
+    /// Parses "WxH" (e.g. "160x213").
+    public init?(parsing text: String) {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }
+        self.init(width: w, height: h)
+    }
+}
+
+public struct Rect: Hashable, Sendable, CustomStringConvertible {
+    public var x: Int
+    public var y: Int
+    public var width: Int
+    public var height: Int
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+    public var maxX: Int { x + width }
+    public var maxY: Int { y + height }
+    public var size: Size { Size(width: width, height: height) }
+    public var description: String { "\(width)x\(height)@\(x),\(y)" }
+
+    /// The chroma samples of a 4:2:0 plane that any luma pixel of this rect uses.
+    /// A rect on odd coordinates shares its edge chroma rows/columns with what lies
+    /// beside it; the rect's own content wins those shared samples.
+    public var chroma420: Rect {
+        let x0 = x >> 1, y0 = y >> 1
+        let x1 = (maxX + 1) >> 1, y1 = (maxY + 1) >> 1
+        return Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+    }
+}
+
+/// A sub-pixel rectangle of a source image, in luma pixels.
+public struct CropRect: Hashable, Sendable, CustomStringConvertible {
+    public var x: Double
+    public var y: Double
+    public var width: Double
+    public var height: Double
+    public init(x: Double, y: Double, width: Double, height: Double) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+    public var description: String { "\(width)x\(height)@\(x),\(y)" }
+
+    /// The centred crop of `source` with the aspect ratio of `target` ("aspect fill"):
+    /// the whole target is covered, nothing is stretched, the excess is cut evenly from
+    /// both sides. Sub-pixel, so odd sizes lose no precision to rounding.
+    public static func aspectFill(source: Size, target: Size) -> CropRect {
+        precondition(source.width > 0 && source.height > 0 && target.width > 0 && target.height > 0)
+        let sw = Double(source.width), sh = Double(source.height)
+        // Compare sw/sh with tw/th without dividing: exact for all integer sizes.
+        let lhs = source.width * target.height, rhs = target.width * source.height
+        if lhs > rhs {  // source is wider: cut left and right
+            let w = sh * Double(target.width) / Double(target.height)
+            return CropRect(x: (sw - w) / 2, y: 0, width: w, height: sh)
+        } else if lhs < rhs {  // source is taller: cut top and bottom
+            let h = sw * Double(target.height) / Double(target.width)
+            return CropRect(x: 0, y: (sh - h) / 2, width: sw, height: h)
+        }
+        return CropRect(x: 0, y: 0, width: sw, height: sh)
+    }
+}
+
+public enum Corner: String, CaseIterable, Sendable {
+    case topRight = "top-right"
+    case topLeft = "top-left"
+    case bottomRight = "bottom-right"
+    case bottomLeft = "bottom-left"
+}
+
+/// Where the two pictures go on the output canvas.
+public struct PiPLayout: Hashable, Sendable {
+    public var canvas: Size
+    public var inset: Size
+    public var corner: Corner
+    public var margin: Int
+
+    public static let defaultCanvas = Size(width: 1920, height: 1080)
+    public static let defaultInset = Size(width: 160, height: 213)
+    public static let defaultMargin = 16
+
+    public init(canvas: Size = PiPLayout.defaultCanvas, inset: Size = PiPLayout.defaultInset,
+                corner: Corner = .topRight, margin: Int = PiPLayout.defaultMargin) {
+        self.canvas = canvas
+        self.inset = inset
+        self.corner = corner
+        self.margin = margin
+    }
+
+    public enum Problem: Error, CustomStringConvertible, Equatable {
+        case insetDoesNotFit(inset: Size, margin: Int, canvas: Size)
+        case negativeMargin(Int)
+        public var description: String {
+            switch self {
+            case let .insetDoesNotFit(inset, margin, canvas):
+                return "inset \(inset) with a \(margin) px margin does not fit in \(canvas)"
+            case let .negativeMargin(m):
+                return "margin must be 0 or more, got \(m)"
+            }
+        }
+    }
+
+    public func validate() throws(Problem) {
+        guard margin >= 0 else { throw .negativeMargin(margin) }
+        guard inset.width >= 1, inset.height >= 1,
+              inset.width + margin <= canvas.width, inset.height + margin <= canvas.height
+        else { throw .insetDoesNotFit(inset: inset, margin: margin, canvas: canvas) }
+    }
+
+    /// The inset's luma rectangle on the canvas.
+    public var insetRect: Rect {
+        let right = canvas.width - margin - inset.width
+        let bottom = canvas.height - margin - inset.height
+        switch corner {
+        case .topRight: return Rect(x: right, y: margin, width: inset.width, height: inset.height)
+        case .topLeft: return Rect(x: margin, y: margin, width: inset.width, height: inset.height)
+        case .bottomRight: return Rect(x: right, y: bottom, width: inset.width, height: inset.height)
+        case .bottomLeft: return Rect(x: margin, y: bottom, width: inset.width, height: inset.height)
+        }
+    }
+
+    public var fullRect: Rect { Rect(x: 0, y: 0, width: canvas.width, height: canvas.height) }
+}

@@ -1,0 +1,139 @@
+import CFFmpeg
+import Compositor
+
+/// Owns an opened encoder; packets come out through `drain`.
+public class Encoder {
+    let name: String
+    let context: CodecContext
+    private let packet = Packet()
+
+    init(name: String, configure: (UnsafeMutablePointer<AVCodecContext>) -> Void,
+         options: [String: String]) throws(MediaError) {
+        self.name = name
+        guard let codec = avcodec_find_encoder_by_name(name), let ctx = CodecContext(codec: codec) else {
+            throw .encoderUnavailable(name: name)
+        }
+        context = ctx
+        configure(ctx.pointer)
+        // mov keeps parameter sets in the sample description, not in the stream.
+        ctx.pointer.pointee.flags |= dc_codec_flag_global_header()
+        var dict: OpaquePointer?
+        for (k, v) in options { av_dict_set(&dict, k, v, 0) }
+        defer { av_dict_free(&dict) }
+        try check(avcodec_open2(ctx.pointer, codec, &dict)) { .encoderFailed(name: name, reason: $0) }
+    }
+
+    var timeBase: AVRational { context.pointer.pointee.time_base }
+
+    /// Sends one frame, or nil to flush, and hands every packet that is ready to `sink`.
+    func encode(_ frame: UnsafeMutablePointer<AVFrame>?,
+                sink: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
+        try check(avcodec_send_frame(context.pointer, frame)) { .encoderFailed(name: name, reason: $0) }
+        while true {
+            let rc = avcodec_receive_packet(context.pointer, packet.pointer)
+            if rc == AVCode.again || rc == AVCode.eof { return }
+            try check(rc) { .encoderFailed(name: name, reason: $0) }
+            defer { av_packet_unref(packet.pointer) }
+            try sink(packet.pointer)
+        }
+    }
+}
+
+public struct VideoEncoderSettings: Sendable {
+    public var encoder = "libx265"
+    public var size = PiPLayout.defaultCanvas
+    public var framesPerSecond: Int32 = 30
+    public var preset = "ultrafast"
+    public var crf = 28
+    public init() {}
+}
+
+/// HEVC in BT.709 limited range, constant frame rate. Frames are written into `canvas`
+/// by the compositor and sent with `send(frameIndex:)`.
+public final class VideoEncoder: Encoder {
+    public let settings: VideoEncoderSettings
+    private let frame = Frame()
+
+    public init(settings: VideoEncoderSettings) throws(MediaError) {
+        self.settings = settings
+        try super.init(name: settings.encoder, configure: { c in
+            c.pointee.width = Int32(settings.size.width)
+            c.pointee.height = Int32(settings.size.height)
+            c.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+            c.pointee.time_base = AVRational(num: 1, den: settings.framesPerSecond)
+            c.pointee.framerate = AVRational(num: settings.framesPerSecond, den: 1)
+            c.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+            c.pointee.color_primaries = AVCOL_PRI_BT709
+            c.pointee.color_trc = AVCOL_TRC_BT709
+            c.pointee.colorspace = AVCOL_SPC_BT709
+            c.pointee.color_range = AVCOL_RANGE_MPEG
+            c.pointee.gop_size = settings.framesPerSecond * 2
+        }, options: [
+            "preset": settings.preset,
+            "crf": String(settings.crf),
+            // x265 prints banners and stats on stderr by itself; errors come back as codes.
+            "x265-params": "log-level=none",
+        ])
+        let f = frame.pointer
+        f.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        f.pointee.width = Int32(settings.size.width)
+        f.pointee.height = Int32(settings.size.height)
+        try check(av_frame_get_buffer(f, Int32(I420Buffer.rowAlignment))) { .encoderFailed(name: name, reason: $0) }
+    }
+
+    /// The picture the next frame is composed into. Valid until `send`.
+    public func canvas() throws(MediaError) -> I420View {
+        // The encoder may still hold a reference to the previous frame's buffer.
+        try check(av_frame_make_writable(frame.pointer)) { .encoderFailed(name: name, reason: $0) }
+        return VideoReader.view(of: frame.pointer)
+    }
+
+    func send(frameIndex: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
+        let f = frame.pointer
+        f.pointee.pts = frameIndex
+        f.pointee.color_primaries = AVCOL_PRI_BT709
+        f.pointee.color_trc = AVCOL_TRC_BT709
+        f.pointee.colorspace = AVCOL_SPC_BT709
+        f.pointee.color_range = AVCOL_RANGE_MPEG
+        try encode(f, sink: sink)
+    }
+}
+
+/// AAC-LC, 48 kHz stereo, fed from a `SampleQueue`.
+public final class AudioEncoder: Encoder {
+    private let frame = Frame()
+    public private(set) var samplesSent: Int64 = 0
+    private(set) var frameSize = 1024
+
+    public init(bitrate: Int = 160_000) throws(MediaError) {
+        try super.init(name: "aac", configure: { c in
+            c.pointee.sample_fmt = OutputAudio.sampleFormat
+            c.pointee.sample_rate = OutputAudio.sampleRate
+            av_channel_layout_default(&c.pointee.ch_layout, OutputAudio.channels)
+            c.pointee.bit_rate = Int64(bitrate)
+            c.pointee.time_base = AVRational(num: 1, den: OutputAudio.sampleRate)
+            c.pointee.profile = FF_PROFILE_AAC_LOW
+        }, options: [:])
+        frameSize = Int(context.pointer.pointee.frame_size > 0 ? context.pointer.pointee.frame_size : 1024)
+        let f = frame.pointer
+        f.pointee.format = OutputAudio.sampleFormat.rawValue
+        f.pointee.sample_rate = OutputAudio.sampleRate
+        av_channel_layout_default(&f.pointee.ch_layout, OutputAudio.channels)
+        f.pointee.nb_samples = Int32(frameSize)
+        try check(av_frame_get_buffer(f, 0)) { .encoderFailed(name: name, reason: $0) }
+    }
+
+    /// Encodes whole frames from `queue`; with `final`, also the short last one.
+    func encode(from queue: SampleQueue, final: Bool,
+                sink: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
+        while queue.count >= frameSize || (final && queue.count > 0) {
+            try check(av_frame_make_writable(frame.pointer)) { .encoderFailed(name: name, reason: $0) }
+            let n = min(queue.count, frameSize)
+            frame.pointer.pointee.nb_samples = Int32(n)
+            _ = queue.read(into: frame, count: n)
+            frame.pointer.pointee.pts = samplesSent
+            samplesSent += Int64(n)
+            try encode(frame.pointer, sink: sink)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import CFFmpeg
+
+/// Everything that can go wrong reading or writing media, each with the file it concerns,
+/// so the CLI can say it in one line.
+public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
+    case cannotOpen(path: String, reason: String)
+    case noVideoStream(path: String)
+    case unsupportedCodec(path: String, codec: String)
+    case undecodable(path: String, reason: String)
+    case encoderUnavailable(name: String)
+    case encoderFailed(name: String, reason: String)
+    case cannotWrite(path: String, reason: String)
+    case outputExists(path: String)
+    case interrupted
+
+    public var description: String {
+        switch self {
+        case let .cannotOpen(path, reason): return "\(path): cannot open: \(reason)"
+        case let .noVideoStream(path): return "\(path): no video stream"
+        case let .unsupportedCodec(path, codec): return "\(path): no decoder for codec '\(codec)' in this FFmpeg"
+        case let .undecodable(path, reason): return "\(path): cannot decode video: \(reason)"
+        case let .encoderUnavailable(name):
+            return "encoder '\(name)' is not available in this FFmpeg build (Debian: apt-get install libavcodec59)"
+        case let .encoderFailed(name, reason): return "encoder '\(name)' failed: \(reason)"
+        case let .cannotWrite(path, reason): return "\(path): cannot write: \(reason)"
+        case let .outputExists(path): return "\(path): already exists (use --overwrite to replace it)"
+        case .interrupted: return "interrupted; no output written"
+        }
+    }
+}
+
+/// FFmpeg's text for an AVERROR code.
+public func averrorText(_ code: Int32) -> String {
+    var buf = [CChar](repeating: 0, count: 256)
+    return buf.withUnsafeMutableBufferPointer { b in
+        String(cString: dc_av_err2str(code, b.baseAddress, b.count))
+    }
+}
+
+enum AVCode {
+    static let eof = dc_averror_eof()
+    static let again = dc_averror_eagain()
+    static let noPTS = dc_av_nopts_value()
+}
+
+/// Turns a negative FFmpeg return code into a thrown error; passes others through.
+@discardableResult
+func check(_ code: Int32, _ error: (String) -> MediaError) throws(MediaError) -> Int32 {
+    if code < 0 { throw error(averrorText(code)) }
+    return code
+}
+
+/// FFmpeg's own logging goes to stderr, which would break one-line errors; it stays
+/// silent unless asked for.
+public enum FFmpegLog {
+    public static func setVerbose(_ verbose: Bool) {
+        av_log_set_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
+    }
+}

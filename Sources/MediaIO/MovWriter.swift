@@ -1,0 +1,117 @@
+import CFFmpeg
+import Foundation
+
+/// Writes HEVC + AAC into a QuickTime file (owns the muxer and its file).
+public final class MovWriter {
+    public let path: String
+    private let context: UnsafeMutablePointer<AVFormatContext>
+    private let videoStream: UnsafeMutablePointer<AVStream>
+    private let audioStream: UnsafeMutablePointer<AVStream>
+    private let videoTimeBase: AVRational
+    private let audioTimeBase: AVRational
+    public let video: VideoEncoder
+    public let audio: AudioEncoder
+    private var opened = false
+    private var finished = false
+
+    public struct Metadata: Sendable {
+        public var creationTime = Date()
+        /// ISO 6709, e.g. "+48.8584+002.2945/".
+        public var location: String?
+        public init() {}
+    }
+
+    public init(path: String, video: VideoEncoder, audio: AudioEncoder, metadata: Metadata,
+                faststart: Bool) throws(MediaError) {
+        self.path = path
+        self.video = video
+        self.audio = audio
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: path, reason: $0) }
+        context = ctx!
+        videoStream = avformat_new_stream(context, nil)
+        audioStream = avformat_new_stream(context, nil)
+        videoTimeBase = video.timeBase
+        audioTimeBase = audio.timeBase
+        do throws(MediaError) {
+            try check(avcodec_parameters_from_context(videoStream.pointee.codecpar, video.context.pointer)) {
+                .cannotWrite(path: path, reason: $0)
+            }
+            // Apple players open HEVC in QuickTime only when tagged hvc1 (not hev1).
+            videoStream.pointee.codecpar.pointee.codec_tag = Self.fourcc("hvc1")
+            videoStream.pointee.time_base = video.timeBase
+            videoStream.pointee.avg_frame_rate = video.context.pointer.pointee.framerate
+            try check(avcodec_parameters_from_context(audioStream.pointee.codecpar, audio.context.pointer)) {
+                .cannotWrite(path: path, reason: $0)
+            }
+            audioStream.pointee.time_base = audio.timeBase
+
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            av_dict_set(&context.pointee.metadata, "creation_time", formatter.string(from: metadata.creationTime), 0)
+            if let location = metadata.location {
+                av_dict_set(&context.pointee.metadata, "location", location, 0)
+            }
+            try check(avio_open(&context.pointee.pb, path, dc_avio_flag_write())) { .cannotWrite(path: path, reason: $0) }
+            opened = true
+            var options: OpaquePointer?
+            if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
+            defer { av_dict_free(&options) }
+            try check(avformat_write_header(context, &options)) { .cannotWrite(path: path, reason: $0) }
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    private func close() {
+        if opened { avio_closep(&context.pointee.pb); opened = false }
+        if !finished { finished = true; avformat_free_context(context) }
+    }
+
+    func writeVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws(MediaError) {
+        // libx265 leaves durations at 0, which would make the track one frame short.
+        if packet.pointee.duration == 0 { packet.pointee.duration = 1 }
+        try write(packet, stream: videoStream, from: videoTimeBase)
+    }
+
+    func writeAudio(_ packet: UnsafeMutablePointer<AVPacket>) throws(MediaError) {
+        try write(packet, stream: audioStream, from: audioTimeBase)
+    }
+
+    private func write(_ packet: UnsafeMutablePointer<AVPacket>, stream: UnsafeMutablePointer<AVStream>,
+                       from timeBase: AVRational) throws(MediaError) {
+        av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
+        packet.pointee.stream_index = stream.pointee.index
+        try check(av_interleaved_write_frame(context, packet)) { .cannotWrite(path: path, reason: $0) }
+    }
+
+    /// Encodes the picture last composed into `video.canvas()` as frame `index`.
+    public func writeVideoFrame(index: Int64) throws(MediaError) {
+        try video.send(frameIndex: index) { (p) throws(MediaError) in try writeVideo(p) }
+    }
+
+    /// Encodes the whole AAC frames waiting in `queue`; with `final`, the short last one too.
+    public func writeAudio(from queue: SampleQueue, final: Bool) throws(MediaError) {
+        try audio.encode(from: queue, final: final) { (p) throws(MediaError) in try writeAudio(p) }
+    }
+
+    public var audioSamplesWritten: Int64 { audio.samplesSent }
+
+    /// Drains both encoders, writes the index and closes the file.
+    public func finish() throws(MediaError) {
+        try video.encode(nil) { (p) throws(MediaError) in try writeVideo(p) }
+        try audio.encode(nil) { (p) throws(MediaError) in try writeAudio(p) }
+        try check(av_write_trailer(context)) { .cannotWrite(path: path, reason: $0) }
+        let rc = avio_closep(&context.pointee.pb)
+        opened = false
+        try check(rc) { .cannotWrite(path: path, reason: $0) }
+    }
+
+    static func fourcc(_ s: String) -> UInt32 {
+        let b = Array(s.utf8)
+        return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+    }
+}

@@ -1,0 +1,152 @@
+import CFFmpeg
+
+/// Owns an AVPacket.
+final class Packet {
+    let pointer: UnsafeMutablePointer<AVPacket>
+    init() { pointer = av_packet_alloc() }
+    deinit {
+        var p: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&p)
+    }
+    func unref() { av_packet_unref(pointer) }
+}
+
+/// Owns an AVFrame.
+public final class Frame: @unchecked Sendable {
+    public let pointer: UnsafeMutablePointer<AVFrame>
+    public init() { pointer = av_frame_alloc() }
+    deinit {
+        var p: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&p)
+    }
+}
+
+/// Owns an AVCodecContext.
+final class CodecContext {
+    let pointer: UnsafeMutablePointer<AVCodecContext>
+    init?(codec: UnsafePointer<AVCodec>) {
+        guard let p = avcodec_alloc_context3(codec) else { return nil }
+        pointer = p
+    }
+    deinit {
+        var p: UnsafeMutablePointer<AVCodecContext>? = pointer
+        avcodec_free_context(&p)
+    }
+}
+
+/// Owns a demuxer (AVFormatContext opened for input).
+final class InputContext {
+    let pointer: UnsafeMutablePointer<AVFormatContext>
+    let path: String
+
+    init(path: String) throws(MediaError) {
+        self.path = path
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        let rc = avformat_open_input(&ctx, path, nil, nil)
+        guard rc >= 0, let ctx else {
+            throw .cannotOpen(path: path, reason: rc == dc_averror_invaliddata()
+                              ? "not a media file FFmpeg can read" : averrorText(rc))
+        }
+        pointer = ctx
+        let info = avformat_find_stream_info(ctx, nil)
+        if info < 0 {
+            var p: UnsafeMutablePointer<AVFormatContext>? = ctx
+            avformat_close_input(&p)
+            throw .cannotOpen(path: path, reason: averrorText(info))
+        }
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVFormatContext>? = pointer
+        avformat_close_input(&p)
+    }
+
+    func stream(_ index: Int32) -> UnsafeMutablePointer<AVStream> { pointer.pointee.streams[Int(index)]! }
+
+    func bestStream(_ type: AVMediaType) -> Int32? {
+        let i = av_find_best_stream(pointer, type, -1, -1, nil, 0)
+        return i >= 0 ? i : nil
+    }
+
+    /// Opens a decoder for stream `index`.
+    func openDecoder(stream index: Int32, threads: Int32 = 0) throws(MediaError) -> CodecContext {
+        let st = stream(index)
+        let par = st.pointee.codecpar!
+        guard let codec = avcodec_find_decoder(par.pointee.codec_id), let ctx = CodecContext(codec: codec) else {
+            throw .unsupportedCodec(path: path, codec: String(cString: avcodec_get_name(par.pointee.codec_id)))
+        }
+        try check(avcodec_parameters_to_context(ctx.pointer, par)) { .undecodable(path: path, reason: $0) }
+        ctx.pointer.pointee.pkt_timebase = st.pointee.time_base
+        ctx.pointer.pointee.thread_count = threads
+        try check(avcodec_open2(ctx.pointer, codec, nil)) { .undecodable(path: path, reason: $0) }
+        return ctx
+    }
+}
+
+/// Pulls decoded frames of one stream: reads packets, feeds the decoder, drains it at the
+/// end. Errors in a single packet are tolerated as FFmpeg's own tools do; a stream that
+/// yields nothing but errors is reported by the caller.
+final class StreamDecoder {
+    let input: InputContext
+    let streamIndex: Int32
+    let codec: CodecContext
+    private let packet = Packet()
+    private var draining = false
+    private(set) var finished = false
+    private(set) var packetErrors = 0
+    private(set) var lastError: Int32 = 0
+
+    init(input: InputContext, streamIndex: Int32, threads: Int32 = 0) throws(MediaError) {
+        self.input = input
+        self.streamIndex = streamIndex
+        codec = try input.openDecoder(stream: streamIndex, threads: threads)
+    }
+
+    /// Fills `frame` with the next decoded frame; false at the end of the stream.
+    func next(into frame: Frame) throws(MediaError) -> Bool {
+        while !finished {
+            let rc = avcodec_receive_frame(codec.pointer, frame.pointer)
+            if rc >= 0 { return true }
+            if rc == AVCode.eof { finished = true; return false }
+            if rc != AVCode.again {
+                // A broken frame: remember it, keep going.
+                packetErrors += 1
+                lastError = rc
+                continue
+            }
+            if draining { finished = true; return false }
+            try feed()
+        }
+        return false
+    }
+
+    private var packetPending = false
+
+    private func feed() throws(MediaError) {
+        if !packetPending {
+            while true {
+                let rc = av_read_frame(input.pointer, packet.pointer)
+                if rc < 0 {
+                    if rc != AVCode.eof {
+                        packetErrors += 1
+                        lastError = rc
+                    }
+                    avcodec_send_packet(codec.pointer, nil)
+                    draining = true
+                    return
+                }
+                if packet.pointer.pointee.stream_index == streamIndex { break }
+                packet.unref()
+            }
+        }
+        let sent = avcodec_send_packet(codec.pointer, packet.pointer)
+        // EAGAIN: the decoder has output to give first; the same packet goes in next time.
+        packetPending = sent == AVCode.again
+        if packetPending { return }
+        packet.unref()
+        if sent < 0 {
+            packetErrors += 1
+            lastError = sent
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import CFFmpeg
+import Compositor
+
+/// One decoded picture, normalised to limited-range I420 and turned upright.
+/// It owns what `image` points into, so it stays valid for as long as it is held.
+public final class VideoPicture: @unchecked Sendable {
+    /// Seconds from the first frame of the stream.
+    public let time: Double
+    /// How long the picture is meant to be shown, in seconds.
+    public let duration: Double
+    public let picture: SourcePicture
+    private let frame: Frame
+    private let converted: I420Buffer?
+
+    init(time: Double, duration: Double, picture: SourcePicture, frame: Frame, converted: I420Buffer?) {
+        self.time = time
+        self.duration = duration
+        self.picture = picture
+        self.frame = frame
+        self.converted = converted
+    }
+}
+
+/// Decodes the video stream of a file into upright limited-range I420 pictures: anything
+/// libavcodec decodes, in any pixel format, with the display rotation applied.
+public final class VideoReader {
+    public let path: String
+    /// Upright size of the pictures.
+    public let displaySize: Size
+    public let rotation: QuarterTurn
+    /// The nominal frame duration, for frames that do not say their own.
+    public let nominalFrameDuration: Double
+    public let codecName: String
+
+    private let input: InputContext
+    private let decoder: StreamDecoder
+    private let timeBase: Double
+    private var originPTS: Int64?
+    private var lastPTS: Int64?
+    private var scaler: OpaquePointer?
+    private var scalerKey: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
+    private(set) public var framesDecoded = 0
+
+    public init(path: String) throws(MediaError) {
+        self.path = path
+        input = try InputContext(path: path)
+        guard let index = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw .noVideoStream(path: path) }
+        let stream = input.stream(index)
+        let par = stream.pointee.codecpar!
+        codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
+        guard par.pointee.width > 0, par.pointee.height > 0 else {
+            throw .undecodable(path: path, reason: "video stream has no picture size")
+        }
+        decoder = try StreamDecoder(input: input, streamIndex: index)
+        rotation = QuarterTurn(displayMatrixDegrees: dc_stream_rotation(stream))
+        displaySize = rotation.rotated(Size(width: Int(par.pointee.width), height: Int(par.pointee.height)))
+        timeBase = av_q2d(stream.pointee.time_base)
+        let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+        nominalFrameDuration = rate.num > 0 && rate.den > 0 ? Double(rate.den) / Double(rate.num) : 1.0 / 30
+    }
+
+    deinit { sws_freeContext(scaler) }
+
+    /// The next picture, or nil at the end of the stream.
+    public func next() throws(MediaError) -> VideoPicture? {
+        let frame = Frame()
+        guard try decoder.next(into: frame) else {
+            if framesDecoded == 0 {
+                throw .undecodable(path: path, reason: decoder.lastError < 0
+                                   ? averrorText(decoder.lastError) : "no frames in the video stream")
+            }
+            return nil
+        }
+        framesDecoded += 1
+        let f = frame.pointer
+        var pts = f.pointee.best_effort_timestamp
+        if pts == AVCode.noPTS { pts = f.pointee.pts }
+        let durationTicks = f.pointee.pkt_duration
+        let duration = durationTicks > 0 ? Double(durationTicks) * timeBase : nominalFrameDuration
+        if pts == AVCode.noPTS {
+            pts = (lastPTS ?? 0) + Int64((nominalFrameDuration / timeBase).rounded())
+        }
+        lastPTS = pts
+        if originPTS == nil { originPTS = pts }
+        let time = Double(pts - originPTS!) * timeBase
+
+        let (view, owned, matrix) = try normalise(f)
+        var image = view
+        var rotated: I420Buffer? = owned
+        if rotation != .none {
+            let turned = I420Buffer(size: rotation.rotated(view.size))
+            rotation.apply(view, into: turned.view)
+            image = turned.view
+            rotated = turned
+        }
+        return VideoPicture(time: time, duration: duration, picture: SourcePicture(image: image, matrix: matrix),
+                            frame: frame, converted: rotated)
+    }
+
+    /// The frame as limited-range I420: borrowed when it already is, converted by
+    /// libswscale (format, bit depth, range) when not. The Y'CbCr matrix is not changed
+    /// here; the compositor re-encodes it.
+    private func normalise(_ f: UnsafeMutablePointer<AVFrame>) throws(MediaError)
+        -> (I420View, I420Buffer?, YCbCrMatrix) {
+        let w = f.pointee.width, h = f.pointee.height
+        let format = AVPixelFormat(rawValue: f.pointee.format)
+        let fullRange = f.pointee.color_range == AVCOL_RANGE_JPEG
+            || format == AV_PIX_FMT_YUVJ420P || format == AV_PIX_FMT_YUVJ422P || format == AV_PIX_FMT_YUVJ444P
+        let desc = av_pix_fmt_desc_get(format)
+        let isRGB = desc.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB)) != 0 } ?? false
+        let matrix = isRGB ? .bt709 : Self.matrix(of: f.pointee.colorspace, height: Int(h))
+
+        if format == AV_PIX_FMT_YUV420P && !fullRange && f.pointee.linesize.0 > 0 {
+            return (Self.view(of: f), nil, matrix)
+        }
+        let key = (w, h, f.pointee.format, fullRange ? 1 as Int32 : 0)
+        if scaler == nil || key != scalerKey {
+            sws_freeContext(scaler)
+            scaler = sws_getContext(w, h, format, w, h, AV_PIX_FMT_YUV420P,
+                                    Int32(SWS_BILINEAR | SWS_ACCURATE_RND), nil, nil, nil)
+            guard scaler != nil else {
+                throw .undecodable(path: path, reason: "unsupported pixel format "
+                                   + (desc.map { String(cString: $0.pointee.name) } ?? "\(format.rawValue)"))
+            }
+            scalerKey = key
+            // RGB sources are encoded straight to BT.709; YUV sources keep their matrix.
+            let table = sws_getCoefficients(isRGB ? SWS_CS_ITU709 : SWS_CS_DEFAULT)
+            sws_setColorspaceDetails(scaler, table, fullRange || isRGB ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
+        }
+        let buffer = I420Buffer(size: Size(width: Int(w), height: Int(h)))
+        let v = buffer.view
+        var dst: [UnsafeMutablePointer<UInt8>?] = [v.y.base, v.u.base, v.v.base, nil]
+        var dstStride: [Int32] = [Int32(v.y.stride), Int32(v.u.stride), Int32(v.v.stride), 0]
+        let src = withUnsafePointer(to: f.pointee.data) {
+            $0.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { Array(UnsafeBufferPointer(start: $0, count: 8)) }
+        }
+        let srcStride = withUnsafePointer(to: f.pointee.linesize) {
+            $0.withMemoryRebound(to: Int32.self, capacity: 8) { Array(UnsafeBufferPointer(start: $0, count: 8)) }
+        }
+        let rc = sws_scale(scaler, src, srcStride, 0, h, &dst, &dstStride)
+        guard rc > 0 else { throw .undecodable(path: path, reason: "pixel format conversion failed") }
+        return (v, buffer, matrix)
+    }
+
+    static func view(of f: UnsafeMutablePointer<AVFrame>) -> I420View {
+        let w = Int(f.pointee.width), h = Int(f.pointee.height)
+        let cw = (w + 1) / 2, ch = (h + 1) / 2
+        return I420View(
+            y: PlaneView(base: f.pointee.data.0!, width: w, height: h, stride: Int(f.pointee.linesize.0)),
+            u: PlaneView(base: f.pointee.data.1!, width: cw, height: ch, stride: Int(f.pointee.linesize.1)),
+            v: PlaneView(base: f.pointee.data.2!, width: cw, height: ch, stride: Int(f.pointee.linesize.2)))
+    }
+
+    /// The matrix a frame's Y'CbCr uses. Untagged video follows the usual convention:
+    /// BT.601 below HD, BT.709 from 720 lines up.
+    static func matrix(of space: AVColorSpace, height: Int) -> YCbCrMatrix {
+        switch space {
+        case AVCOL_SPC_BT709: return .bt709
+        case AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M, AVCOL_SPC_FCC: return .bt601
+        case AVCOL_SPC_SMPTE240M: return .bt709  // within 0.015 of BT.709 on every weight
+        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: return .bt2020
+        default: return height >= 720 ? .bt709 : .bt601
+        }
+    }
+}

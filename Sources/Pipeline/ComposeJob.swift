@@ -1,0 +1,130 @@
+import Compositor
+import Foundation
+import MediaIO
+
+public enum AudioChoice: String, Sendable, CaseIterable {
+    case back, front, none
+}
+
+public struct ComposeOptions: Sendable {
+    public var back: String
+    public var front: String
+    public var output: String
+    public var swaps = SwapSchedule([])
+    public var audio = AudioChoice.back
+    public var layout = PiPLayout()
+    public var video = VideoEncoderSettings()
+    public var overwrite = false
+    public var metadata = MovWriter.Metadata()
+
+    public init(back: String, front: String, output: String) {
+        self.back = back
+        self.front = front
+        self.output = output
+    }
+}
+
+public struct ComposeSummary: Sendable {
+    public var frames: Int
+    public var duration: Double
+    public var audioSamples: Int64
+    public var audioSource: String
+    public var seconds: Double
+}
+
+/// Composes two video files into one picture-in-picture movie.
+///
+/// BACK sets the clock: the output has as many 30 fps frames as BACK lasts, each showing the
+/// newest BACK and FRONT pictures due at its time (FRONT holds its last picture once it
+/// ends). Audio follows the picture sample for sample, so both tracks end together.
+public final class ComposeJob {
+    public let options: ComposeOptions
+    /// Polled between frames; true abandons the job (and its temporary file).
+    public var isCancelled: () -> Bool = { false }
+
+    public init(options: ComposeOptions) {
+        self.options = options
+    }
+
+    public func run() throws(MediaError) -> ComposeSummary {
+        let started = Date()
+        let o = options
+        // Open everything that can fail on bad input before creating any file.
+        let back = try VideoReader(path: o.back)
+        let front = try VideoReader(path: o.front)
+        let compositor: PiPCompositor
+        do { compositor = try PiPCompositor(layout: o.layout) } catch {
+            throw .encoderFailed(name: "compositor", reason: error.description)
+        }
+        var audioSource: AudioReader? = nil
+        var audioName = "silence"
+        switch o.audio {
+        case .back:
+            audioSource = try AudioReader(path: o.back, videoOrigin: 0)
+        case .front:
+            audioSource = try AudioReader(path: o.front, videoOrigin: 0)
+        case .none:
+            break
+        }
+        if audioSource != nil { audioName = o.audio.rawValue }
+
+        let video = try VideoEncoder(settings: o.video)
+        let audio = try AudioEncoder()
+        let output = try AtomicOutput(destination: o.output, overwrite: o.overwrite)
+        let writer = try MovWriter(path: output.temporaryPath, video: video, audio: audio, metadata: o.metadata,
+                                   faststart: true)
+
+        let clock = FrameClock(fps: Int(o.video.framesPerSecond))
+        let samplesPerFrame = Int(OutputAudio.sampleRate) / clock.fps
+        let queue = SampleQueue()
+        var backNow = try back.next()!   // next() throws when a stream has no frame at all
+        var backNext = try back.next()
+        var frontNow = try front.next()!
+        var frontNext = try front.next()
+        var total: Int? = nil
+        var n = 0
+        while true {
+            if isCancelled() { throw .interrupted }
+            while let b = backNext, clock.isDue(b.time, byFrame: n) {
+                backNow = b
+                backNext = try back.next()
+            }
+            if backNext == nil && total == nil {
+                total = clock.frameCount(forDuration: backNow.time + backNow.duration)
+            }
+            if let total, n >= total { break }
+            while let f = frontNext, clock.isDue(f.time, byFrame: n) {
+                frontNow = f
+                frontNext = try front.next()
+            }
+
+            let canvas = try video.canvas()
+            let swapped = o.swaps.isSwapped(frame: n, fps: clock.fps)
+            compositor.compose(main: swapped ? frontNow.picture : backNow.picture,
+                               inset: swapped ? backNow.picture : frontNow.picture, into: canvas)
+            try writer.writeVideoFrame(index: Int64(n))
+
+            let audioTarget = (n + 1) * samplesPerFrame
+            try pullAudio(from: audioSource, into: queue, until: audioTarget - Int(writer.audioSamplesWritten))
+            try writer.writeAudio(from: queue, final: false)
+            n += 1
+        }
+        // Audio ends exactly where the picture does.
+        let audioTotal = n * samplesPerFrame
+        let audioMissing = audioTotal - Int(writer.audioSamplesWritten)
+        try pullAudio(from: audioSource, into: queue, until: audioMissing)
+        queue.drop(queue.count - audioMissing)
+        try writer.writeAudio(from: queue, final: true)
+        try writer.finish()
+        try output.commit()
+        return ComposeSummary(frames: n, duration: clock.time(ofFrame: n), audioSamples: writer.audioSamplesWritten,
+                              audioSource: audioName, seconds: Date().timeIntervalSince(started))
+    }
+
+    /// Makes `queue` hold `count` samples: decoded audio while there is some, silence after.
+    private func pullAudio(from source: AudioReader?, into queue: SampleQueue, until count: Int) throws(MediaError) {
+        guard count > queue.count else { return }
+        try source?.fill(queue, upTo: count)
+        if queue.count < count { queue.appendSilence(count - queue.count) }
+    }
+}

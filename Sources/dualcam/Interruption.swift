@@ -1,0 +1,16 @@
+import Foundation
+import Synchronization
+
+/// Ctrl-C and SIGTERM ask the running job to stop at the next frame, so it can remove its
+/// temporary file (or, when recording, finalise) instead of dying mid-write.
+enum Interruption {
+    private static let flag = Atomic<Bool>(false)
+
+    static var requested: Bool { flag.load(ordering: .relaxed) }
+
+    static func install() {
+        let handler: @convention(c) (Int32) -> Void = { _ in Interruption.flag.store(true, ordering: .relaxed) }
+        signal(SIGINT, handler)
+        signal(SIGTERM, handler)
+    }
+}
