@@ -26,7 +26,12 @@ public final class AtomicOutput {
         var template = Array("\(dir)/.\(url.lastPathComponent).XXXXXX\(suffix)".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, Int32(suffix.utf8.count)) }
         guard fd >= 0 else {
-            throw .cannotWrite(path: destination, reason: String(cString: strerror(errno)))
+            let reason = String(cString: strerror(errno))
+            var isDir: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
+                throw .cannotWrite(path: destination, reason: "folder \(dir) does not exist")
+            }
+            throw .cannotWrite(path: destination, reason: reason)
         }
         // mkstemps makes the file private (0600); the result should get the usual mode.
         let mask = umask(0)

@@ -7,6 +7,7 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
     case noVideoStream(path: String)
     case unsupportedCodec(path: String, codec: String)
     case undecodable(path: String, reason: String)
+    case damaged(path: String, reason: String)
     case encoderUnavailable(name: String)
     case encoderFailed(name: String, reason: String)
     case cannotWrite(path: String, reason: String)
@@ -19,8 +20,9 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
         case let .noVideoStream(path): return "\(path): no video stream"
         case let .unsupportedCodec(path, codec): return "\(path): no decoder for codec '\(codec)' in this FFmpeg"
         case let .undecodable(path, reason): return "\(path): cannot decode video: \(reason)"
+        case let .damaged(path, reason): return "\(path): file is truncated or damaged (\(reason))"
         case let .encoderUnavailable(name):
-            return "encoder '\(name)' is not available in this FFmpeg build (Debian: apt-get install libavcodec59)"
+            return "encoder '\(name)' is not available in this FFmpeg build (Debian's libavcodec59 has libx265)"
         case let .encoderFailed(name, reason): return "encoder '\(name)' failed: \(reason)"
         case let .cannotWrite(path, reason): return "\(path): cannot write: \(reason)"
         case let .outputExists(path): return "\(path): already exists (use --overwrite to replace it)"

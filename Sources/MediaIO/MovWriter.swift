@@ -21,13 +21,15 @@ public final class MovWriter {
         public init() {}
     }
 
-    public init(path: String, video: VideoEncoder, audio: AudioEncoder, metadata: Metadata,
-                faststart: Bool) throws(MediaError) {
-        self.path = path
+    /// `reportedPath` is the name errors give: the destination a temporary file stands in for.
+    public init(path: String, reportedPath: String? = nil, video: VideoEncoder, audio: AudioEncoder,
+                metadata: Metadata, faststart: Bool) throws(MediaError) {
+        let shown = reportedPath ?? path
+        self.path = shown
         self.video = video
         self.audio = audio
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: path, reason: $0) }
+        try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: shown, reason: $0) }
         context = ctx!
         videoStream = avformat_new_stream(context, nil)
         audioStream = avformat_new_stream(context, nil)
@@ -35,14 +37,14 @@ public final class MovWriter {
         audioTimeBase = audio.timeBase
         do throws(MediaError) {
             try check(avcodec_parameters_from_context(videoStream.pointee.codecpar, video.context.pointer)) {
-                .cannotWrite(path: path, reason: $0)
+                .cannotWrite(path: shown, reason: $0)
             }
             // Apple players open HEVC in QuickTime only when tagged hvc1 (not hev1).
             videoStream.pointee.codecpar.pointee.codec_tag = Self.fourcc("hvc1")
             videoStream.pointee.time_base = video.timeBase
             videoStream.pointee.avg_frame_rate = video.context.pointer.pointee.framerate
             try check(avcodec_parameters_from_context(audioStream.pointee.codecpar, audio.context.pointer)) {
-                .cannotWrite(path: path, reason: $0)
+                .cannotWrite(path: shown, reason: $0)
             }
             audioStream.pointee.time_base = audio.timeBase
 
@@ -52,12 +54,12 @@ public final class MovWriter {
             if let location = metadata.location {
                 av_dict_set(&context.pointee.metadata, "location", location, 0)
             }
-            try check(avio_open(&context.pointee.pb, path, dc_avio_flag_write())) { .cannotWrite(path: path, reason: $0) }
+            try check(avio_open(&context.pointee.pb, path, dc_avio_flag_write())) { .cannotWrite(path: shown, reason: $0) }
             opened = true
             var options: OpaquePointer?
             if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
             defer { av_dict_free(&options) }
-            try check(avformat_write_header(context, &options)) { .cannotWrite(path: path, reason: $0) }
+            try check(avformat_write_header(context, &options)) { .cannotWrite(path: shown, reason: $0) }
         } catch {
             close()
             throw error

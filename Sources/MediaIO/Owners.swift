@@ -84,8 +84,8 @@ final class InputContext {
 }
 
 /// Pulls decoded frames of one stream: reads packets, feeds the decoder, drains it at the
-/// end. Errors in a single packet are tolerated as FFmpeg's own tools do; a stream that
-/// yields nothing but errors is reported by the caller.
+/// end. A packet the decoder rejects is skipped and counted, as players conceal it; a
+/// container that cannot be read to its end is an error.
 final class StreamDecoder {
     let input: InputContext
     let streamIndex: Int32
@@ -93,7 +93,7 @@ final class StreamDecoder {
     private let packet = Packet()
     private var draining = false
     private(set) var finished = false
-    private(set) var packetErrors = 0
+    private(set) var damagedPackets = 0
     private(set) var lastError: Int32 = 0
 
     init(input: InputContext, streamIndex: Int32, threads: Int32 = 0) throws(MediaError) {
@@ -110,7 +110,7 @@ final class StreamDecoder {
             if rc == AVCode.eof { finished = true; return false }
             if rc != AVCode.again {
                 // A broken frame: remember it, keep going.
-                packetErrors += 1
+                damagedPackets += 1
                 lastError = rc
                 continue
             }
@@ -127,15 +127,20 @@ final class StreamDecoder {
             while true {
                 let rc = av_read_frame(input.pointer, packet.pointer)
                 if rc < 0 {
+                    // The demuxer gives up only on a cut-off or mangled container: what is
+                    // left would silently be a shorter video, so it is an error.
                     if rc != AVCode.eof {
-                        packetErrors += 1
-                        lastError = rc
+                        throw .damaged(path: input.path, reason: averrorText(rc))
                     }
                     avcodec_send_packet(codec.pointer, nil)
                     draining = true
                     return
                 }
-                if packet.pointer.pointee.stream_index == streamIndex { break }
+                if packet.pointer.pointee.stream_index == streamIndex {
+                    // Cut short by the end of the file or a read error.
+                    if packet.pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { damagedPackets += 1 }
+                    break
+                }
                 packet.unref()
             }
         }
@@ -145,7 +150,7 @@ final class StreamDecoder {
         if packetPending { return }
         packet.unref()
         if sent < 0 {
-            packetErrors += 1
+            damagedPackets += 1
             lastError = sent
         }
     }

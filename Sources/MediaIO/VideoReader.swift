@@ -40,6 +40,12 @@ public final class VideoReader {
     private var scaler: OpaquePointer?
     private var scalerKey: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
     private(set) public var framesDecoded = 0
+    /// Duration of the stream by the container's index, when it has one.
+    public let declaredDuration: Double?
+    private var lastTime = 0.0, lastDuration = 0.0, endTime = 0.0
+    static let truncationTolerance = 0.5
+    /// Packets the decoder rejected and skipped.
+    public var damagedPackets: Int { decoder.damagedPackets }
 
     public init(path: String) throws(MediaError) {
         self.path = path
@@ -56,6 +62,8 @@ public final class VideoReader {
         displaySize = rotation.rotated(Size(width: Int(par.pointee.width), height: Int(par.pointee.height)))
         timeBase = av_q2d(stream.pointee.time_base)
         let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+        declaredDuration = stream.pointee.duration > 0 && stream.pointee.duration != AVCode.noPTS
+            ? Double(stream.pointee.duration) * timeBase : nil
         nominalFrameDuration = rate.num > 0 && rate.den > 0 ? Double(rate.den) / Double(rate.num) : 1.0 / 30
     }
 
@@ -69,10 +77,16 @@ public final class VideoReader {
                 throw .undecodable(path: path, reason: decoder.lastError < 0
                                    ? averrorText(decoder.lastError) : "no frames in the video stream")
             }
+            // A file cut short still demuxes cleanly up to the cut; only its index knows.
+            if let declared = declaredDuration, declared - endTime > Self.truncationTolerance {
+                throw .damaged(path: path, reason: String(format: "video ends at %.2f s of the %.2f s its index declares",
+                                                          endTime, declared))
+            }
             return nil
         }
         framesDecoded += 1
         let f = frame.pointer
+        defer { endTime = max(endTime, lastTime + lastDuration) }
         var pts = f.pointee.best_effort_timestamp
         if pts == AVCode.noPTS { pts = f.pointee.pts }
         let durationTicks = f.pointee.pkt_duration
@@ -83,6 +97,8 @@ public final class VideoReader {
         lastPTS = pts
         if originPTS == nil { originPTS = pts }
         let time = Double(pts - originPTS!) * timeBase
+        lastTime = time
+        lastDuration = duration
 
         let (view, owned, matrix) = try normalise(f)
         var image = view

@@ -30,6 +30,8 @@ public struct ComposeSummary: Sendable {
     public var audioSamples: Int64
     public var audioSource: String
     public var seconds: Double
+    /// What a user should know although the file was written, one line each.
+    public var warnings: [String]
 }
 
 /// Composes two video files into one picture-in-picture movie.
@@ -71,7 +73,7 @@ public final class ComposeJob {
         let video = try VideoEncoder(settings: o.video)
         let audio = try AudioEncoder()
         let output = try AtomicOutput(destination: o.output, overwrite: o.overwrite)
-        let writer = try MovWriter(path: output.temporaryPath, video: video, audio: audio, metadata: o.metadata,
+        let writer = try MovWriter(path: output.temporaryPath, reportedPath: o.output, video: video, audio: audio, metadata: o.metadata,
                                    faststart: true)
 
         let clock = FrameClock(fps: Int(o.video.framesPerSecond))
@@ -118,7 +120,10 @@ public final class ComposeJob {
         try writer.finish()
         try output.commit()
         return ComposeSummary(frames: n, duration: clock.time(ofFrame: n), audioSamples: writer.audioSamplesWritten,
-                              audioSource: audioName, seconds: Date().timeIntervalSince(started))
+                              audioSource: audioName, seconds: Date().timeIntervalSince(started),
+                              warnings: [back, front].filter { $0.damagedPackets > 0 }.map {
+                                  "\($0.path): \($0.damagedPackets) damaged video packet(s) skipped"
+                              })
     }
 
     /// Makes `queue` hold `count` samples: decoded audio while there is some, silence after.

@@ -12,5 +12,12 @@ enum Interruption {
         let handler: @convention(c) (Int32) -> Void = { _ in Interruption.flag.store(true, ordering: .relaxed) }
         signal(SIGINT, handler)
         signal(SIGTERM, handler)
+        // A parent may have started us with these blocked (the mask is inherited across
+        // exec); a handler never runs for a blocked signal.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 }

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what DualCam needs on Debian 12 (as root): FFmpeg's development libraries for
+# building, libv4l2 and ALSA for cameras, and the ffmpeg/ffprobe tools the tests check
+# our output with. Does nothing that is already there.
+set -euo pipefail
+packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
+          libv4l-dev libasound2-dev ffmpeg)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  [ "$(id -u)" = 0 ] || { echo "setup: run as root to install: ${missing[*]}" >&2; exit 1; }
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+
+/// Where things are on the 1920x1080 canvas with the default layout.
+enum Canvas {
+    static let width = 1920, height = 1080
+    static let inset = (x: 1744, y: 16, w: 160, h: 213)
+
+    static func luma(_ frame: [UInt8]) -> [UInt8] { Array(frame[0..<(width * height)]) }
+    static func insetLuma(_ frame: [UInt8]) -> [UInt8] {
+        cut(frame, width: width, x: inset.x, y: inset.y, w: inset.w, h: inset.h)
+    }
+    /// The full frame minus the inset and a 4 px band around it (scaler edge effects).
+    static func outsideInsetLuma(_ frame: [UInt8]) -> [UInt8] {
+        var out = [UInt8]()
+        for y in 0..<height {
+            for x in 0..<width {
+                let near = x >= inset.x - 4 && x < inset.x + inset.w + 4 && y >= inset.y - 4 && y < inset.y + inset.h + 4
+                if !near { out.append(frame[y * width + x]) }
+            }
+        }
+        return out
+    }
+}
+
+/// References made by ffmpeg's own filters from the source files: the same crop, scale and
+/// colour conversion we claim to do, by an independent implementation.
+enum Reference {
+    static let back = Env.fixture("back-16x9-30fps.mp4")      // 640x360, BT.709, 30 fps
+    static let front = Env.fixture("front-4x3-25fps.mkv")     // 640x480, BT.601, 25 fps
+    static let portrait = Env.fixture("portrait-rotated-60fps.mp4")
+
+    // Aspect-fill crops, rounded to whole pixels (ours are sub-pixel).
+    // (FFmpeg 5.1's colormatrix filter overruns its buffer on odd heights; swscale converts
+    // the matrix as well.)
+    static let toBT709 = "in_color_matrix=bt601:out_color_matrix=bt709"
+    static let frontAsInset = "crop=361:480:140:0,scale=160:213:flags=area:\(toBT709)"
+    static let frontAsFull = "crop=640:360:0:60,scale=1920:1080:flags=bilinear:\(toBT709)"
+    static let backAsInset = "crop=270:360:185:0,scale=160:213:flags=area"
+    static let backAsFull = "scale=1920:1080:flags=bilinear"
+
+    static func insetLuma(_ path: String, frame: Int, filter: String) throws -> [UInt8] {
+        Array(try Decode.frame(path, index: frame, filter: filter)[0..<(160 * 213)])
+    }
+    static func fullLuma(_ path: String, frame: Int, filter: String) throws -> [UInt8] {
+        Canvas.luma(try Decode.frame(path, index: frame, filter: filter))
+    }
+}
+
+/// PSNR bounds (luma). Measured on these fixtures at the default crf 28: a region compared
+/// with the source it should show scores 28.7-48 dB (x265's loss, two different scalers,
+/// and our sub-pixel crop against ffmpeg's whole-pixel one; the lowest is BACK's detailed
+/// test pattern shrunk into the inset). Compared with the other source it scores 5.4-9.5 dB.
+/// 25 dB leaves 3.7 dB for encoder noise below the worst match and 15 dB above the best
+/// mismatch; 15 dB is the ceiling for "shows the other picture".
+let samePicture = 25.0
+let otherPicture = 15.0
+
+@Suite(.serialized) struct ComposeTests {
+    /// One standard composition shared by the read-only checks below.
+    static let standard: Result<(TempDir, String), any Error> = Result {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("pip.mov")
+        let r = try dualcam(["compose", Reference.back, Reference.front, "-o", out])
+        guard r.status == 0 else { throw ProbeError(message: "compose failed: \(r.stderr)") }
+        return (dir, out)
+    }
+
+    @Test func outputIsHEVCInQuickTimeAsSpecified() throws {
+        let (dir, out) = try Self.standard.get()
+        let p = try Probe(out)
+        let v = try #require(p.stream("video"))
+        #expect(v["codec_name"] as? String == "hevc")
+        #expect(v["codec_tag_string"] as? String == "hvc1")
+        #expect(v["width"] as? Int == 1920 && v["height"] as? Int == 1080)
+        #expect(v["r_frame_rate"] as? String == "30/1" && v["avg_frame_rate"] as? String == "30/1")
+        #expect(v["pix_fmt"] as? String == "yuv420p")
+        #expect(v["color_space"] as? String == "bt709")
+        #expect(v["color_primaries"] as? String == "bt709")
+        #expect(v["color_transfer"] as? String == "bt709")
+        #expect(v["color_range"] as? String == "tv")
+        let a = try #require(p.stream("audio"))
+        #expect(a["codec_name"] as? String == "aac")
+        #expect(a["profile"] as? String == "LC")
+        #expect(a["sample_rate"] as? String == "48000")
+        #expect(a["channels"] as? Int == 2)
+        #expect((p.format["format_name"] as? String)?.contains("mov") == true)
+        #expect(dir.contents == ["pip.mov"], "no temporary file left beside the output")
+    }
+
+    @Test func durationFollowsBackAndTracksEndTogether() throws {
+        let (_, out) = try Self.standard.get()
+        let p = try Probe(out)
+        let backVideo = try #require(try Probe(Reference.back).stream("video"))
+        let backDuration = try #require(Probe.number(backVideo["duration"]))
+        let video = try #require(Probe.number(p.stream("video")?["duration"]))
+        let audio = try #require(Probe.number(p.stream("audio")?["duration"]))
+        #expect(abs(video - backDuration) <= 1.0 / 30, "video \(video) s, back \(backDuration) s")
+        #expect(abs(audio - video) <= 0.050, "audio \(audio) s, video \(video) s")
+        #expect(p.stream("video")?["nb_frames"] as? String == "90")
+    }
+
+    @Test func creationTimeIsWritten() throws {
+        let (_, out) = try Self.standard.get()
+        let tags = try #require(try Probe(out).format["tags"] as? [String: Any])
+        let stamp = try #require(tags["creation_time"] as? String)
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let date = try #require(f.date(from: stamp), "creation_time \(stamp)")
+        #expect(abs(date.timeIntervalSinceNow) < 3600)
+    }
+
+    @Test func insetShowsFrontAndTheRestShowsBack() throws {
+        let (_, out) = try Self.standard.get()
+        // Output frame 40 is t = 1.333 s: back frame 40 (30 fps), front frame 33 (25 fps).
+        let frame = try Decode.frame(out, index: 40)
+        let frontInset = try Reference.insetLuma(Reference.front, frame: 33, filter: Reference.frontAsInset)
+        let backFull = try Reference.fullLuma(Reference.back, frame: 40, filter: Reference.backAsFull)
+        let inset = psnr(Canvas.insetLuma(frame), frontInset)
+        let rest = psnr(Canvas.outsideInsetLuma(frame), Canvas.outsideInsetLuma(backFull))
+        let insetVsBack = psnr(Canvas.insetLuma(frame), Canvas.insetLuma(backFull))
+        print("PSNR inset/front \(inset) dB, rest/back \(rest) dB, inset/back \(insetVsBack) dB")
+        #expect(inset >= samePicture)
+        #expect(rest >= samePicture)
+        #expect(insetVsBack < otherPicture, "negative control: the inset must not look like BACK")
+    }
+
+    @Test func swapAtExchangesRolesFromThatFrameAndSwapsBack() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("swap.mov")
+        let r = try dualcam(["compose", Reference.back, Reference.front, "-o", out, "--swap-at", "1", "--swap-at", "2"])
+        try #require(r.status == 0, "\(r.stderr)")
+        // Frame 29 (t = 0.967 s) is before the swap, 30 (t = 1.0 s) the first swapped one,
+        // 60 (t = 2.0 s) the first swapped back.
+        func roles(_ n: Int) throws -> (insetIsFront: Double, insetIsBack: Double, fullIsFront: Double, fullIsBack: Double) {
+            let f = try Decode.frame(out, index: n)
+            let frontFrame = Int((Double(n) / 30 * 25 + 1e-6).rounded(.down))
+            return (psnr(Canvas.insetLuma(f), try Reference.insetLuma(Reference.front, frame: frontFrame, filter: Reference.frontAsInset)),
+                    psnr(Canvas.insetLuma(f), try Reference.insetLuma(Reference.back, frame: n, filter: Reference.backAsInset)),
+                    psnr(Canvas.outsideInsetLuma(f), Canvas.outsideInsetLuma(try Reference.fullLuma(Reference.front, frame: frontFrame, filter: Reference.frontAsFull))),
+                    psnr(Canvas.outsideInsetLuma(f), Canvas.outsideInsetLuma(try Reference.fullLuma(Reference.back, frame: n, filter: Reference.backAsFull))))
+        }
+        let before = try roles(29), swapped = try roles(30), back = try roles(60)
+        print("PSNR before \(before), swapped \(swapped), swapped back \(back)")
+        #expect(before.insetIsFront >= samePicture && before.fullIsBack >= samePicture)
+        #expect(before.insetIsBack < otherPicture && before.fullIsFront < otherPicture)
+        #expect(swapped.insetIsBack >= samePicture && swapped.fullIsFront >= samePicture)
+        #expect(swapped.insetIsFront < otherPicture && swapped.fullIsBack < otherPicture)
+        #expect(back.insetIsFront >= samePicture && back.fullIsBack >= samePicture)
+    }
+
+    /// The portrait fixture shows red above blue when upright.
+    @Test func rotatedClipComesOutUpright() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let asBack = dir.path("portrait-back.mov"), asFront = dir.path("portrait-front.mov")
+        try #require(try dualcam(["compose", Reference.portrait, Reference.front, "-o", asBack]).status == 0)
+        try #require(try dualcam(["compose", Reference.back, Reference.portrait, "-o", asFront]).status == 0)
+
+        func mean(_ rgb: [UInt8], width: Int, x: Int, y: Int, w: Int, h: Int) -> (Int, Int, Int) {
+            var s = (0, 0, 0)
+            for yy in y..<(y + h) { for xx in x..<(x + w) {
+                let i = (yy * width + xx) * 3
+                s.0 += Int(rgb[i]); s.1 += Int(rgb[i + 1]); s.2 += Int(rgb[i + 2])
+            } }
+            let n = w * h
+            return (s.0 / n, s.1 / n, s.2 / n)
+        }
+        func isRed(_ c: (Int, Int, Int)) -> Bool { c.0 > 180 && c.2 < 80 }
+        func isBlue(_ c: (Int, Int, Int)) -> Bool { c.2 > 180 && c.0 < 80 }
+
+        // Full frame: the centre band of the portrait picture, red over blue.
+        let full = try Decode.frame(asBack, index: 5, pixelFormat: "rgb24")
+        let top = mean(full, width: 1920, x: 200, y: 100, w: 400, h: 300)
+        let bottom = mean(full, width: 1920, x: 200, y: 700, w: 400, h: 300)
+        #expect(isRed(top) && isBlue(bottom), "top \(top), bottom \(bottom)")
+        // Inset.
+        let pip = try Decode.frame(asFront, index: 5, pixelFormat: "rgb24")
+        let insetTop = mean(pip, width: 1920, x: 1744 + 40, y: 16 + 20, w: 80, h: 60)
+        let insetBottom = mean(pip, width: 1920, x: 1744 + 40, y: 16 + 140, w: 80, h: 60)
+        #expect(isRed(insetTop) && isBlue(insetBottom), "inset top \(insetTop), bottom \(insetBottom)")
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+
+/// Every way a user can hand us bad input ends the same way: a non-zero exit, one line on
+/// stderr naming what is wrong, and nothing at OUT (nor any temporary file beside it).
+@Suite struct ErrorTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        let name: String
+        /// Makes the inputs in `dir`, returns the dualcam arguments and what stderr must mention.
+        let setUp: @Sendable (TempDir) throws -> (args: [String], mentions: String)
+        var testDescription: String { name }
+    }
+
+    static let good = Env.fixture("back-16x9-30fps.mp4")
+    static let front = Env.fixture("front-4x3-25fps.mkv")
+
+    static let cases: [Case] = [
+        Case(name: "missing file") { dir in
+            (["compose", dir.path("nope.mp4"), front, "-o", dir.path("out.mov")], "nope.mp4")
+        },
+        Case(name: "not a video (text)") { dir in
+            let p = dir.path("notes.mp4")
+            try "just some text\n".write(toFile: p, atomically: true, encoding: .utf8)
+            return (["compose", good, p, "-o", dir.path("out.mov")], "notes.mp4")
+        },
+        Case(name: "random bytes") { dir in
+            let p = dir.path("noise.mov")
+            var rng = SystemRandomNumberGenerator()
+            try Data((0..<65536).map { _ in UInt8.random(in: 0...255, using: &rng) }).write(to: URL(fileURLWithPath: p))
+            return (["compose", p, front, "-o", dir.path("out.mov")], "noise.mov")
+        },
+        Case(name: "no video stream") { _ in
+            (["compose", good, Env.fixture("audio-only.m4a"), "-o", NSTemporaryDirectory() + "/never-\(UUID()).mov"],
+             "no video stream")
+        },
+        Case(name: "truncated file") { dir in
+            let p = dir.path("cut.mp4")
+            let whole = try Data(contentsOf: URL(fileURLWithPath: good))
+            try whole.prefix(whole.count / 3).write(to: URL(fileURLWithPath: p))
+            return (["compose", p, front, "-o", dir.path("out.mov")], "truncated")
+        },
+        Case(name: "undecodable video data") { dir in
+            // A real container whose every video payload byte is zero.
+            let p = dir.path("zeroed.mkv")
+            let src = dir.path("src.mkv")
+            try makeClip(src, ["-f", "lavfi", "-i", "testsrc=s=320x240:r=25:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+            let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-y", "-i", src, "-c", "copy",
+                                                   "-bsf:v", "noise=amount=1:drop=0", p])
+            guard r.status == 0 else { throw ProbeError(message: r.stderr) }
+            return (["compose", good, p, "-o", dir.path("out.mov")], "zeroed.mkv")
+        },
+        Case(name: "unwritable destination") { _ in
+            (["compose", good, front, "-o", "/proc/dualcam-\(UUID()).mov"], "cannot write")
+        },
+        Case(name: "destination folder missing") { dir in
+            (["compose", good, front, "-o", dir.path("no/such/dir/out.mov")], "out.mov")
+        },
+        Case(name: "destination is a folder") { dir in
+            (["compose", good, front, "-o", dir.url.path], "is a directory")
+        },
+        Case(name: "encoder missing") { dir in
+            (["compose", good, front, "-o", dir.path("out.mov"), "--video-encoder", "libnonexistent265"],
+             "libnonexistent265")
+        },
+    ]
+
+    @Test(arguments: cases)
+    func failsInOneLineAndLeavesNothing(_ c: Case) throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let (args, mentions) = try c.setUp(dir)
+        let before = Set(dir.contents)
+        let r = try dualcam(args)
+        #expect(r.status != 0)
+        #expect(r.stderrLines.count == 1, "stderr: \(r.stderr)")
+        #expect(r.stderr.hasPrefix("dualcam: ") && r.stderr.contains(mentions), "stderr: \(r.stderr)")
+        #expect(!r.stderr.contains("Fatal error") && !r.stderr.contains("Stack"))
+        let out = args[args.firstIndex(of: "-o")! + 1]
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: out, isDirectory: &isDir) { #expect(isDir.boolValue, "\(out) was written") }
+        #expect(Set(dir.contents) == before, "left behind: \(Set(dir.contents).subtracting(before))")
+    }
+
+    @Test func existingOutputIsKeptUnlessOverwrite() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("out.mov")
+        try "precious".write(toFile: out, atomically: true, encoding: .utf8)
+        let r = try dualcam(["compose", Self.good, Self.front, "-o", out])
+        #expect(r.status != 0 && r.stderrLines.count == 1 && r.stderr.contains("--overwrite"))
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "precious")
+        let again = try dualcam(["compose", Self.good, Self.front, "-o", out, "--overwrite"])
+        #expect(again.status == 0)
+        #expect(try Probe(out).stream("video")?["codec_name"] as? String == "hevc")
+        #expect(dir.contents == ["out.mov"])
+    }
+
+    @Test func interruptedRunLeavesNoFile() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let long = dir.path("long.mkv")
+        // Long enough that the interrupt lands mid-encode.
+        try makeClip(long, ["-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=60", "-c:v", "libx264", "-preset", "ultrafast"])
+        let out = dir.path("out.mov")
+        let r = try dualcam(["compose", long, Self.front, "-o", out]) { process in
+            Thread.sleep(forTimeInterval: 1.5)
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(r.status == 130)
+        #expect(r.stderrLines.count == 1 && r.stderr.contains("interrupted"), "stderr: \(r.stderr)")
+        #expect(Set(dir.contents) == ["long.mkv"])
+    }
+
+    /// A disk that fills up mid-write: a 300 KB tmpfs holds the header and a few frames.
+    @Test func fullDiskLeavesNothingAndSaysSo() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let mountPoint = dir.path("tiny")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=300k", "tmpfs", mountPoint])
+        guard Env.canRun(mounted.status == 0, otherwise: "full-disk test needs root to mount a tmpfs: \(mounted.stderr)")
+        else { return }
+        defer { _ = try? run("/bin/umount", [mountPoint]) }
+        let out = mountPoint + "/out.mov"
+        let r = try dualcam(["compose", Self.good, Self.front, "-o", out])
+        #expect(r.status != 0)
+        #expect(r.stderrLines.count == 1 && r.stderr.contains("out.mov") && r.stderr.contains("No space left"),
+                "stderr: \(r.stderr)")
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) == [])
+    }
+
+    @Test func badOptionValuesAreRejectedBeforeAnyWork() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        for extra in [["--inset", "10"], ["--inset", "1920x100"], ["--corner", "middle"], ["--crf", "99"],
+                      ["--preset", "ludicrous"], ["--swap-at", "-1"], ["--audio", "left"], ["--margin", "-3"]] {
+            let r = try dualcam(["compose", Self.good, Self.front, "-o", dir.path("out.mov")] + extra)
+            #expect(r.status != 0, "\(extra) accepted")
+            #expect(r.stderr.contains("Error"), "\(extra): \(r.stderr)")
+        }
+        #expect(dir.contents.isEmpty)
+    }
+}
