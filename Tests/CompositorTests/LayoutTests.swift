@@ -8,6 +8,19 @@ func solid(_ size: Size, y: UInt8, u: UInt8, v: UInt8) -> I420Buffer {
     return b
 }
 
+/// Composes a flat main picture (Y 50, U 60, V 70) and a flat inset (200, 210, 220) with the
+/// default layout in `corner`; returns the frame and the inset rect.
+func composeFlat(corner: Corner, main: Size, inset: Size) throws -> (I420Buffer, Rect) {
+    let layout = PiPLayout(corner: corner)
+    let compositor = try PiPCompositor(layout: layout)
+    let out = I420Buffer(size: layout.canvas)
+    let m = solid(main, y: 50, u: 60, v: 70)
+    let i = solid(inset, y: 200, u: 210, v: 220)
+    compositor.compose(main: SourcePicture(image: m.view, matrix: .bt709),
+                       inset: SourcePicture(image: i.view, matrix: .bt709), into: out.view)
+    return (out, layout.insetRect)
+}
+
 @Suite struct LayoutTests {
     // The product's layout: 1920x1080, inset 160x213, 16 px from the edges.
     static let expected: [(Corner, Rect)] = [
@@ -25,14 +38,8 @@ func solid(_ size: Size, y: UInt8, u: UInt8, v: UInt8) -> I420Buffer {
 
     @Test(arguments: Corner.allCases)
     func insetLumaLandsExactlyInItsRect(corner: Corner) throws {
-        let layout = PiPLayout(corner: corner)
-        let compositor = try PiPCompositor(layout: layout)
-        let out = I420Buffer(size: layout.canvas)
-        let main = solid(Size(width: 1280, height: 720), y: 50, u: 60, v: 70)
-        let inset = solid(Size(width: 640, height: 480), y: 200, u: 210, v: 220)
-        compositor.compose(main: SourcePicture(image: main.view, matrix: .bt709),
-                           inset: SourcePicture(image: inset.view, matrix: .bt709), into: out.view)
-        let r = layout.insetRect
+        let (out, r) = try composeFlat(corner: corner, main: Size(width: 1280, height: 720),
+                                       inset: Size(width: 640, height: 480))
         var wrong = 0
         for y in 0..<1080 {
             for x in 0..<1920 {
@@ -48,14 +55,8 @@ func solid(_ size: Size, y: UInt8, u: UInt8, v: UInt8) -> I420Buffer {
     /// with the main picture; the inset's colour must win exactly those, and no others.
     @Test(arguments: Corner.allCases)
     func insetChromaCoversEverySampleItsLumaUses(corner: Corner) throws {
-        let layout = PiPLayout(corner: corner)
-        let compositor = try PiPCompositor(layout: layout)
-        let out = I420Buffer(size: layout.canvas)
-        let main = solid(Size(width: 1920, height: 1080), y: 50, u: 60, v: 70)
-        let inset = solid(Size(width: 160, height: 213), y: 200, u: 210, v: 220)
-        compositor.compose(main: SourcePicture(image: main.view, matrix: .bt709),
-                           inset: SourcePicture(image: inset.view, matrix: .bt709), into: out.view)
-        let r = layout.insetRect
+        let (out, r) = try composeFlat(corner: corner, main: Size(width: 1920, height: 1080),
+                                       inset: Size(width: 160, height: 213))
         var wrong = 0
         for cy in 0..<540 {
             for cx in 0..<960 {

@@ -111,6 +111,19 @@ let otherPicture = 15.0
         #expect(abs(date.timeIntervalSinceNow) < 3600)
     }
 
+    @Test func locationAndUprightOrientationAreWritten() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("here.mov")
+        try #require(try dualcam(["compose", Reference.back, Reference.portrait, "-o", out,
+                                  "--location", "+48.8584+002.2945"]).status == 0)
+        let p = try Probe(out)
+        #expect((p.format["tags"] as? [String: Any])?["location"] as? String == "+48.8584+002.2945/")
+        // The picture is composed upright: no display rotation for players to apply.
+        let side = p.stream("video")?["side_data_list"] as? [[String: Any]] ?? []
+        #expect(side.allSatisfy { ($0["rotation"] as? Int ?? 0) == 0 })
+    }
+
     @Test func insetShowsFrontAndTheRestShowsBack() throws {
         let (_, out) = try Self.standard.get()
         // Output frame 40 is t = 1.333 s: back frame 40 (30 fps), front frame 33 (25 fps).
@@ -159,27 +172,18 @@ let otherPicture = 15.0
         try #require(try dualcam(["compose", Reference.portrait, Reference.front, "-o", asBack]).status == 0)
         try #require(try dualcam(["compose", Reference.back, Reference.portrait, "-o", asFront]).status == 0)
 
-        func mean(_ rgb: [UInt8], width: Int, x: Int, y: Int, w: Int, h: Int) -> (Int, Int, Int) {
-            var s = (0, 0, 0)
-            for yy in y..<(y + h) { for xx in x..<(x + w) {
-                let i = (yy * width + xx) * 3
-                s.0 += Int(rgb[i]); s.1 += Int(rgb[i + 1]); s.2 += Int(rgb[i + 2])
-            } }
-            let n = w * h
-            return (s.0 / n, s.1 / n, s.2 / n)
-        }
         func isRed(_ c: (Int, Int, Int)) -> Bool { c.0 > 180 && c.2 < 80 }
         func isBlue(_ c: (Int, Int, Int)) -> Bool { c.2 > 180 && c.0 < 80 }
 
         // Full frame: the centre band of the portrait picture, red over blue.
         let full = try Decode.frame(asBack, index: 5, pixelFormat: "rgb24")
-        let top = mean(full, width: 1920, x: 200, y: 100, w: 400, h: 300)
-        let bottom = mean(full, width: 1920, x: 200, y: 700, w: 400, h: 300)
+        let top = meanRGB(full, width: 1920, x: 200, y: 100, w: 400, h: 300)
+        let bottom = meanRGB(full, width: 1920, x: 200, y: 700, w: 400, h: 300)
         #expect(isRed(top) && isBlue(bottom), "top \(top), bottom \(bottom)")
         // Inset.
         let pip = try Decode.frame(asFront, index: 5, pixelFormat: "rgb24")
-        let insetTop = mean(pip, width: 1920, x: 1744 + 40, y: 16 + 20, w: 80, h: 60)
-        let insetBottom = mean(pip, width: 1920, x: 1744 + 40, y: 16 + 140, w: 80, h: 60)
+        let insetTop = meanRGB(pip, width: 1920, x: 1744 + 40, y: 16 + 20, w: 80, h: 60)
+        let insetBottom = meanRGB(pip, width: 1920, x: 1744 + 40, y: 16 + 140, w: 80, h: 60)
         #expect(isRed(insetTop) && isBlue(insetBottom), "inset top \(insetTop), bottom \(insetBottom)")
     }
 }
