@@ -27,7 +27,7 @@ let package = Package(
         // suite composes real 1080p video through them.
         .target(
             name: "Compositor",
-            swiftSettings: [.unsafeFlags(["-O"])]
+            swiftSettings: [.unsafeFlags(["-O", "-Xcc", "-march=x86-64-v3"])]
         ),
         .target(name: "MediaIO", dependencies: ["CFFmpeg", "CV4L2", "Compositor"]),
         .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor"]),

@@ -56,8 +56,64 @@ public struct ColorConversion: Sendable, Equatable {
         crFromCb = q(m[2][1]); crFromCr = q(m[2][2])
     }
 
-    /// Converts the pixels of `lumaRect` (and the chroma samples it uses) in place.
+    /// Converts the pixels of `lumaRect` (and the chroma samples it uses) in place,
+    /// 16 pixels at a time; the same result as `applyScalar`, to the bit.
     public func apply(to image: I420View, lumaRect: Rect) {
+        let c = lumaRect.chroma420
+        let round32 = SIMD8<Int32>(repeating: 1 << (Int32(Self.shift) - 1))
+        for y in lumaRect.y..<lumaRect.maxY {
+            let row = image.y.row(y)
+            let cb = UnsafeRawPointer(image.u.row(y >> 1)), cr = UnsafeRawPointer(image.v.row(y >> 1))
+            var x = lumaRect.x
+            // Whole chroma pairs only: start on an even pixel, finish the tail one by one.
+            if x & 1 == 1 { convertLuma(row, cb, cr, x); x += 1 }
+            while x + 16 <= lumaRect.maxX {
+                let u = SIMD8<Int32>(truncatingIfNeeded: cb.loadUnaligned(fromByteOffset: x >> 1, as: SIMD8<UInt8>.self)) &- 128
+                let v = SIMD8<Int32>(truncatingIfNeeded: cr.loadUnaligned(fromByteOffset: x >> 1, as: SIMD8<UInt8>.self)) &- 128
+                let delta = (u &* lumaFromCb &+ v &* lumaFromCr &+ round32) &>> Int32(Self.shift)
+                // Each chroma sample serves two luma pixels: put its 16-bit delta in both
+                // halves of a 32-bit lane and read the lanes back as sixteen 16-bit ones.
+                let half = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(truncatingIfNeeded: delta))
+                let pairs = unsafeBitCast(half | (half &<< 16), to: SIMD16<Int16>.self)
+                let luma = SIMD16<Int16>(truncatingIfNeeded: UnsafeRawPointer(row).loadUnaligned(fromByteOffset: x, as: SIMD16<UInt8>.self))
+                let out = (luma &+ pairs).clamped(lowerBound: SIMD16(repeating: 0), upperBound: SIMD16(repeating: 255))
+                UnsafeMutableRawPointer(row).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: out), toByteOffset: x, as: SIMD16<UInt8>.self)
+                x += 16
+            }
+            while x < lumaRect.maxX { convertLuma(row, cb, cr, x); x += 1 }
+        }
+        let round16 = SIMD16<Int32>(repeating: 1 << (Int32(Self.shift) - 1))
+        let lo = SIMD16<Int32>(repeating: 0), hi = SIMD16<Int32>(repeating: 255)
+        for y in c.y..<c.maxY {
+            let cb = image.u.row(y), cr = image.v.row(y)
+            var x = c.x
+            while x + 16 <= c.maxX {
+                let u = SIMD16<Int32>(truncatingIfNeeded: UnsafeRawPointer(cb + x).loadUnaligned(as: SIMD16<UInt8>.self)) &- 128
+                let v = SIMD16<Int32>(truncatingIfNeeded: UnsafeRawPointer(cr + x).loadUnaligned(as: SIMD16<UInt8>.self)) &- 128
+                let nu = (128 &+ ((u &* cbFromCb &+ v &* cbFromCr &+ round16) &>> Int32(Self.shift))).clamped(lowerBound: lo, upperBound: hi)
+                let nv = (128 &+ ((u &* crFromCb &+ v &* crFromCr &+ round16) &>> Int32(Self.shift))).clamped(lowerBound: lo, upperBound: hi)
+                UnsafeMutableRawPointer(cb + x).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: nu), as: SIMD16<UInt8>.self)
+                UnsafeMutableRawPointer(cr + x).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: nv), as: SIMD16<UInt8>.self)
+                x += 16
+            }
+            while x < c.maxX {
+                let u = Int32(cb[x]) - 128, v = Int32(cr[x]) - 128
+                cb[x] = clamp8(128 + ((cbFromCb * u + cbFromCr * v + (1 << 13)) >> Self.shift))
+                cr[x] = clamp8(128 + ((crFromCb * u + crFromCr * v + (1 << 13)) >> Self.shift))
+                x += 1
+            }
+        }
+    }
+
+    @inline(__always)
+    private func convertLuma(_ row: UnsafeMutablePointer<UInt8>, _ cb: UnsafeRawPointer, _ cr: UnsafeRawPointer, _ x: Int) {
+        let u = Int32(cb.load(fromByteOffset: x >> 1, as: UInt8.self)) - 128
+        let v = Int32(cr.load(fromByteOffset: x >> 1, as: UInt8.self)) - 128
+        row[x] = clamp8(Int32(row[x]) + ((lumaFromCb * u + lumaFromCr * v + (1 << 13)) >> Self.shift))
+    }
+
+    /// The reference: one pixel at a time.
+    public func applyScalar(to image: I420View, lumaRect: Rect) {
         let c = lumaRect.chroma420
         let round = Int32(1 << (Self.shift - 1))
         for y in lumaRect.y..<lumaRect.maxY {

@@ -15,6 +15,19 @@ public struct FilterTable: Sendable, Equatable {
     public let starts: [Int32]
     /// `count * taps` weights, row-major per destination pixel.
     public let weights: [Int16]
+    /// The same, laid out for 16-lane kernels.
+    public let blocked: Blocked
+    /// Exactly 2:1 with equal weights: kernels can pair neighbours without gathers.
+    public let isHalving: Bool
+
+    /// Tap-major blocks of 16 destination pixels: for block b and tap k, the 16 weights
+    /// are contiguous at `(b * taps + k) * 16`. The last block is padded with zero-weight
+    /// lanes that read the last real pixel's source, so no lane reads out of bounds.
+    public struct Blocked: Sendable, Equatable {
+        public let count: Int
+        public let starts: [Int32]
+        public let weights: [UInt16]
+    }
 
     public enum Kernel: Sendable {
         /// Box filter over the exact (sub-pixel) source interval: for shrinking.
@@ -87,7 +100,22 @@ public struct FilterTable: Sendable, Equatable {
         self.taps = taps
         self.starts = starts
         self.weights = weights
+        let lanes = Kernels.lanes
+        let blockCount = (count + lanes - 1) / lanes
+        var bStarts = [Int32](repeating: starts[count - 1], count: blockCount * lanes)
+        var bWeights = [UInt16](repeating: 0, count: blockCount * taps * lanes)
+        for i in 0..<count {
+            let b = i / lanes, j = i % lanes
+            bStarts[i] = starts[i]
+            for k in 0..<taps { bWeights[(b * taps + k) * lanes + j] = UInt16(weights[i * taps + k]) }
+        }
+        blocked = Blocked(count: blockCount, starts: bStarts, weights: bWeights)
+        isHalving = taps == 2 && weights.allSatisfy { $0 == 128 }
+            && starts.indices.allSatisfy { starts[$0] == starts[0] + Int32(2 * $0) }
     }
+
+    /// Destination pixels per source pixel along this axis (above 1: enlarging).
+    public var magnification: Double { Double(count) / Double(sourceSpan.count) }
 
     /// Rounds weights to 1/256ths summing to exactly 256, so flat areas stay flat.
     static func quantize(_ w: [Double]) -> [Int16] {

@@ -16,6 +16,13 @@ public final class PiPCompositor: @unchecked Sendable {
     public let layout: PiPLayout
     public let outputMatrix: YCbCrMatrix = .bt709
 
+    /// Which implementation of the kernels runs: the product uses `simd`; `scalar` is the
+    /// reference, kept selectable so benchmarks can time both.
+    public enum Kernels: String, Sendable, CaseIterable {
+        case simd, scalar
+    }
+    public let kernels: Kernels
+
     private struct PlanKey: Hashable {
         var source: Size
         var destination: Rect
@@ -24,10 +31,12 @@ public final class PiPCompositor: @unchecked Sendable {
     private var conversions: [YCbCrMatrix: ColorConversion] = [:]
     private var scratch: UnsafeMutablePointer<UInt16>
     private var scratchCount: Int
+    private let simdScratch = ResampleScratch()
 
-    public init(layout: PiPLayout) throws(PiPLayout.Problem) {
+    public init(layout: PiPLayout, kernels: Kernels = .simd) throws(PiPLayout.Problem) {
         try layout.validate()
         self.layout = layout
+        self.kernels = kernels
         scratchCount = 4096
         scratch = .allocate(capacity: scratchCount)
         for m in YCbCrMatrix.allCases {
@@ -51,19 +60,38 @@ public final class PiPCompositor: @unchecked Sendable {
         let plan = self.plan(source: picture.image.size, destination: rect)
         if isIdentity(plan) {
             if picture.image.y.base != output.y.base {
-                output.y.region(rect).copy(from: picture.image.y)
-                output.u.region(plan.chromaDestination).copy(from: picture.image.u)
-                output.v.region(plan.chromaDestination).copy(from: picture.image.v)
+                copy(picture.image.y, into: output.y.region(rect))
+                copy(picture.image.u, into: output.u.region(plan.chromaDestination))
+                copy(picture.image.v, into: output.v.region(plan.chromaDestination))
             }
         } else {
-            Resample.scalar(source: picture.image.y, into: output.y.region(rect),
-                            x: plan.lumaX, y: plan.lumaY, scratch: scratch)
-            Resample.scalar(source: picture.image.u, into: output.u.region(plan.chromaDestination),
-                            x: plan.chromaX, y: plan.chromaY, scratch: scratch)
-            Resample.scalar(source: picture.image.v, into: output.v.region(plan.chromaDestination),
-                            x: plan.chromaX, y: plan.chromaY, scratch: scratch)
+            // Three calls, not a loop over an array: an array literal here could allocate per frame.
+            resample(picture.image.y, into: output.y.region(rect), x: plan.lumaX, y: plan.lumaY)
+            resample(picture.image.u, into: output.u.region(plan.chromaDestination), x: plan.chromaX, y: plan.chromaY)
+            resample(picture.image.v, into: output.v.region(plan.chromaDestination), x: plan.chromaX, y: plan.chromaY)
         }
-        conversions[picture.matrix]?.apply(to: output, lumaRect: rect)
+        if let conversion = conversions[picture.matrix] {
+            switch kernels {
+            case .simd: conversion.apply(to: output, lumaRect: rect)
+            case .scalar: conversion.applyScalar(to: output, lumaRect: rect)
+            }
+        }
+    }
+
+    private func resample(_ source: PlaneView, into destination: PlaneView, x: FilterTable, y: FilterTable) {
+        switch kernels {
+        case .simd: Resample.simd(source: source, into: destination, x: x, y: y, scratch: simdScratch)
+        case .scalar: Resample.scalar(source: source, into: destination, x: x, y: y, scratch: scratch)
+        }
+    }
+
+    private func copy(_ source: PlaneView, into destination: PlaneView) {
+        for y in 0..<source.height {
+            switch kernels {
+            case .simd: Compositor.Kernels.copySIMD(source.row(y), destination.row(y), count: source.width)
+            case .scalar: Compositor.Kernels.copyScalar(source.row(y), destination.row(y), count: source.width)
+            }
+        }
     }
 
     /// The plan for a source size into a rect, built once.

@@ -1,0 +1,142 @@
+import Compositor
+import Foundation
+import MediaIO
+
+/// Latency of composing one output frame, per layout case, with our kernels and with
+/// libswscale doing the same scaling plus the copy, in the same run.
+public struct LatencyBench {
+    public struct Case: Sendable {
+        public var name: String
+        public var back: Size
+        public var front: Size
+        public var frontMatrix: YCbCrMatrix
+        public var swapped: Bool
+    }
+
+    public static let cases: [Case] = [
+        Case(name: "pip-720p", back: Size(width: 1920, height: 1080), front: Size(width: 1280, height: 720),
+             frontMatrix: .bt709, swapped: false),
+        // 640x480 webcams send BT.601: the inset is colour-converted too.
+        Case(name: "pip-480p", back: Size(width: 1920, height: 1080), front: Size(width: 640, height: 480),
+             frontMatrix: .bt601, swapped: false),
+        Case(name: "swapped-720p", back: Size(width: 1920, height: 1080), front: Size(width: 1280, height: 720),
+             frontMatrix: .bt709, swapped: true),
+        Case(name: "pip-4k", back: Size(width: 3840, height: 2160), front: Size(width: 1280, height: 720),
+             frontMatrix: .bt709, swapped: false),
+    ]
+
+    public struct Stats: Sendable, Codable {
+        public var p50: Double
+        public var p99: Double
+        public var max: Double
+        public var frames: Int
+
+        init(_ nanoseconds: [UInt64]) {
+            let ms = nanoseconds.map { Double($0) / 1e6 }.sorted()
+            func at(_ q: Double) -> Double { ms[Swift.min(ms.count - 1, Swift.max(0, Int((q * Double(ms.count)).rounded(.up)) - 1))] }
+            p50 = at(0.5)
+            p99 = at(0.99)
+            max = ms.last!
+            frames = ms.count
+        }
+    }
+
+    public struct Result: Sendable {
+        public var name: String
+        public var ours: Stats
+        public var swscale: Stats
+        public var scalar: Stats?
+    }
+
+    public var frames = 600
+    public var warmup = 30
+    public var withScalar = false
+    /// Distinct source frames are cycled through until this many bytes have passed, so that
+    /// every frame is read from memory as a fresh camera or decoder frame would be.
+    public var coldBytes = 64 << 20
+
+    public init() {}
+
+    public func run(_ c: Case) throws -> Result {
+        let layout = PiPLayout()
+        let ours = try measure(c, layout: layout, kernels: .simd, frames: frames)
+        let scalar = withScalar ? try measure(c, layout: layout, kernels: .scalar, frames: max(10, frames / 20)) : nil
+        return Result(name: c.name, ours: ours, swscale: try measureSwscale(c, layout: layout), scalar: scalar)
+    }
+
+    /// A ring of distinct frames of `size`, filled with a gradient (the kernels' speed does
+    /// not depend on content).
+    private func ring(_ size: Size) -> [I420Buffer] {
+        let bytes = size.width * size.height * 3 / 2
+        let count = max(2, coldBytes / bytes + 1)
+        return (0..<count).map { i in
+            let b = I420Buffer(size: size)
+            for p in b.view.planes {
+                for y in 0..<p.height {
+                    let row = p.row(y)
+                    for x in 0..<p.width { row[x] = UInt8(truncatingIfNeeded: x &+ 3 &* y &+ 17 &* i) }
+                }
+            }
+            return b
+        }
+    }
+
+    private func measure(_ c: Case, layout: PiPLayout, kernels: PiPCompositor.Kernels, frames: Int) throws -> Stats {
+        let compositor = try PiPCompositor(layout: layout, kernels: kernels)
+        let backs = ring(c.back), fronts = ring(c.front)
+        // Composing in place: the 1080p back frame is the output, only the inset is written.
+        let inPlace = !c.swapped && c.back == layout.canvas
+        let outputs = inPlace ? [] : (0..<2).map { _ in I420Buffer(size: layout.canvas) }
+        var times = [UInt64](repeating: 0, count: frames)
+        for i in -warmup..<frames {
+            let n = i + warmup
+            let back = backs[n % backs.count].view, front = fronts[n % fronts.count].view
+            let output = inPlace ? back : outputs[n % 2].view
+            let backPicture = SourcePicture(image: back, matrix: .bt709)
+            let frontPicture = SourcePicture(image: front, matrix: c.frontMatrix)
+            let start = DispatchTime.now().uptimeNanoseconds
+            compositor.compose(main: c.swapped ? frontPicture : backPicture,
+                               inset: c.swapped ? backPicture : frontPicture, into: output)
+            let end = DispatchTime.now().uptimeNanoseconds
+            if i >= 0 { times[i] = end - start }
+        }
+        return Stats(times)
+    }
+
+    private func measureSwscale(_ c: Case, layout: PiPLayout) throws -> Stats {
+        let main = c.swapped ? c.front : c.back, inset = c.swapped ? c.back : c.front
+        let mainMatrix = c.swapped ? c.frontMatrix : .bt709, insetMatrix = c.swapped ? .bt709 : c.frontMatrix
+        func wholePixels(_ s: Size, _ t: Size) -> Rect {
+            let r = CropRect.aspectFill(source: s, target: t)
+            return Rect(x: Int(r.x.rounded()), y: Int(r.y.rounded()), width: Int(r.width.rounded()), height: Int(r.height.rounded()))
+        }
+        let inPlace = !c.swapped && c.back == layout.canvas
+        let mainScaler = inPlace ? nil : SwscaleScaler(
+            crop: wholePixels(main, layout.canvas), destination: layout.canvas,
+            filter: main.width > layout.canvas.width ? .area : .bilinear, convertBT601: mainMatrix == .bt601)
+        guard let insetScaler = SwscaleScaler(crop: wholePixels(inset, layout.inset), destination: layout.inset,
+                                              filter: .area, convertBT601: insetMatrix == .bt601)
+        else { throw MediaError.encoderFailed(name: "swscale", reason: "cannot scale \(inset)") }
+        let mains = ring(main), insets = ring(inset)
+        let outputs = inPlace ? [] : (0..<2).map { _ in I420Buffer(size: layout.canvas) }
+        let scaled = I420Buffer(size: layout.inset)
+        let rect = layout.insetRect, chroma = rect.chroma420
+        var times = [UInt64](repeating: 0, count: frames)
+        for i in -warmup..<frames {
+            let n = i + warmup
+            let m = mains[n % mains.count].view, s = insets[n % insets.count].view
+            let output = inPlace ? m : outputs[n % 2].view
+            let start = DispatchTime.now().uptimeNanoseconds
+            mainScaler?.scale(m, into: output)
+            insetScaler.scale(s, into: scaled.view)
+            output.y.region(rect).copy(from: scaled.view.y)
+            output.u.region(Rect(x: chroma.x, y: chroma.y, width: scaled.view.u.width, height: scaled.view.u.height))
+                .copy(from: scaled.view.u)
+            output.v.region(Rect(x: chroma.x, y: chroma.y, width: scaled.view.v.width, height: scaled.view.v.height))
+                .copy(from: scaled.view.v)
+            let end = DispatchTime.now().uptimeNanoseconds
+            if i >= 0 { times[i] = end - start }
+        }
+        return Stats(times)
+    }
+}

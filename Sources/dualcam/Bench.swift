@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import MediaIO
+import Pipeline
+
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure compositing latency per frame, against libswscale doing the same scaling.",
+        discussion: """
+            Needs no input files. Each case composes --frames frames, every one from a source \
+            frame not in the CPU caches, and reports p50/p99/max in milliseconds. Exits non-zero \
+            when any case's p99 exceeds the budget. Run a release build for real figures.
+            """)
+
+    @Option(help: "Frames per case.") var frames = 600
+    @Flag(help: "Print one JSON object instead of a table.") var json = false
+    @Option(name: .customLong("budget-ms"), help: "Per-frame latency budget for p99, in milliseconds.")
+    var budgetMs = 16.0
+    @Flag(help: "Also time the scalar reference kernels (slow).") var withScalar = false
+    @Option(help: ArgumentHelp("Only these cases (comma-separated).", valueName: "NAMES"))
+    var cases: String?
+
+    func validate() throws {
+        guard frames >= 1 else { throw ValidationError("--frames must be at least 1") }
+        guard budgetMs > 0 else { throw ValidationError("--budget-ms must be positive") }
+        if let cases {
+            let known = Set(LatencyBench.cases.map(\.name))
+            for name in cases.split(separator: ",") where !known.contains(String(name)) {
+                throw ValidationError("unknown case '\(name)'; known: \(known.sorted().joined(separator: ", "))")
+            }
+        }
+    }
+
+    func run() throws {
+        var bench = LatencyBench()
+        bench.frames = frames
+        bench.withScalar = withScalar
+        let selected = cases.map { Set($0.split(separator: ",").map(String.init)) }
+        var results: [LatencyBench.Result] = []
+        for c in LatencyBench.cases where selected?.contains(c.name) ?? true {
+            results.append(try bench.run(c))
+        }
+        let within = results.allSatisfy { $0.ours.p99 <= budgetMs }
+        if json {
+            print(jsonReport(results, within: within))
+        } else {
+            printTable(results, within: within)
+        }
+        if !within { throw ExitCode(1) }
+    }
+
+    private func jsonReport(_ results: [LatencyBench.Result], within: Bool) -> String {
+        func n(_ v: Double) -> String { String(format: "%.4f", v) }
+        let cases = results.map { r -> String in
+            var fields = ["\"name\": \"\(r.name)\"", "\"p50_ms\": \(n(r.ours.p50))", "\"p99_ms\": \(n(r.ours.p99))",
+                          "\"max_ms\": \(n(r.ours.max))", "\"frames\": \(r.ours.frames)",
+                          "\"swscale_p50_ms\": \(n(r.swscale.p50))", "\"swscale_p99_ms\": \(n(r.swscale.p99))",
+                          "\"speedup_vs_swscale\": \(n(r.swscale.p50 / r.ours.p50))"]
+            if let s = r.scalar { fields.append("\"scalar_p50_ms\": \(n(s.p50))") }
+            return "{" + fields.joined(separator: ", ") + "}"
+        }
+        return "{\"cases\": [" + cases.joined(separator: ", ") + "], \"budget_ms\": \(n(budgetMs)), \"within_budget\": \(within)}"
+    }
+
+    private func printTable(_ results: [LatencyBench.Result], within: Bool) {
+        var header = "case             p50 ms   p99 ms   max ms | swscale+copy p50   p99 | speedup"
+        if withScalar { header += " | scalar p50" }
+        print(header)
+        for r in results {
+            var line = String(format: "%-14@ %8.3f %8.3f %8.3f | %15.3f %7.3f | %6.1fx", r.name as NSString,
+                              r.ours.p50, r.ours.p99, r.ours.max, r.swscale.p50, r.swscale.p99, r.swscale.p50 / r.ours.p50)
+            if let s = r.scalar { line += String(format: " | %9.3f", s.p50) }
+            print(line)
+        }
+        print(String(format: "budget %.1f ms per frame (p99): %@; %d frames per case, cold sources",
+                     budgetMs, within ? "met" : "EXCEEDED", results.first?.ours.frames ?? 0))
+    }
+}
