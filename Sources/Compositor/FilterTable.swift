@@ -15,15 +15,15 @@ public struct FilterTable: Sendable, Equatable {
     public let starts: [Int32]
     /// `count * taps` weights, row-major per destination pixel.
     public let weights: [Int16]
-    /// The same, laid out for 16-lane kernels.
-    public let blocked: Blocked
-    /// Exactly 2:1 with equal weights: kernels can pair neighbours without gathers.
+    /// The same, laid out for the two-columns-per-vector kernel.
+    public let pairs: Pairs
+    /// Exactly 2:1 with equal weights: kernels can pair neighbours without transposing.
     public let isHalving: Bool
 
-    /// Tap-major blocks of 16 destination pixels: for block b and tap k, the 16 weights
-    /// are contiguous at `(b * taps + k) * 16`. The last block is padded with zero-weight
-    /// lanes that read the last real pixel's source, so no lane reads out of bounds.
-    public struct Blocked: Sendable, Equatable {
+    /// Destination pixels in pairs: for pair p and tap k, 16 UInt16 weights at
+    /// `(p * taps + k) * 16`, eight of pixel 2p's then eight of pixel 2p+1's. An odd count
+    /// is padded with a zero-weight pixel reading the last real pixel's source.
+    public struct Pairs: Sendable, Equatable {
         public let count: Int
         public let starts: [Int32]
         public let weights: [UInt16]
@@ -100,16 +100,17 @@ public struct FilterTable: Sendable, Equatable {
         self.taps = taps
         self.starts = starts
         self.weights = weights
-        let lanes = Kernels.lanes
-        let blockCount = (count + lanes - 1) / lanes
-        var bStarts = [Int32](repeating: starts[count - 1], count: blockCount * lanes)
-        var bWeights = [UInt16](repeating: 0, count: blockCount * taps * lanes)
+        let pairCount = (count + 1) / 2
+        var pStarts = [Int32](repeating: starts[count - 1], count: 2 * pairCount)
+        var pWeights = [UInt16](repeating: 0, count: pairCount * taps * 16)
         for i in 0..<count {
-            let b = i / lanes, j = i % lanes
-            bStarts[i] = starts[i]
-            for k in 0..<taps { bWeights[(b * taps + k) * lanes + j] = UInt16(weights[i * taps + k]) }
+            pStarts[i] = starts[i]
+            let p = i / 2, half = (i % 2) * 8
+            for k in 0..<taps {
+                for lane in 0..<8 { pWeights[(p * taps + k) * 16 + half + lane] = UInt16(weights[i * taps + k]) }
+            }
         }
-        blocked = Blocked(count: blockCount, starts: bStarts, weights: bWeights)
+        pairs = Pairs(count: pairCount, starts: pStarts, weights: pWeights)
         isHalving = taps == 2 && weights.allSatisfy { $0 == 128 }
             && starts.indices.allSatisfy { starts[$0] == starts[0] + Int32(2 * $0) }
     }
@@ -167,8 +168,8 @@ public struct ScalePlan: Sendable {
                               step: sy, lower: 0, upper: cs.height)
     }
 
-    /// Scratch a kernel needs for one intermediate row, in UInt16 elements.
+    /// Scratch the scalar resampler needs, in bytes.
     public var scratchCount: Int {
-        max(lumaX.sourceSpan.count, chromaX.sourceSpan.count) + 64
+        max(Resample.scalarScratchCount(x: lumaX, y: lumaY), Resample.scalarScratchCount(x: chromaX, y: chromaY))
     }
 }

@@ -1,226 +1,228 @@
 /// The row kernels the resampler is built from, each as a plain scalar reference and a
 /// SIMD version that must agree with it bit for bit (tests run both, benchmarks time both).
 ///
-/// Fixed-point contract (weights in 1/256ths summing to 256, see `FilterTable`):
-/// - a first pass sums `weight * pixel` exactly into UInt16 (at most 255 * 256);
-/// - a second pass sums `weight * first` into UInt32 and rounds: `(sum + 32768) >> 16`.
-/// Which axis goes first changes nothing: integer sums commute, only the end rounds.
+/// Fixed-point contract (weights in 1/256ths summing to 256, see `FilterTable`): each pass
+/// computes `(sum of weight * pixel + 128) >> 8`, vertical first, then horizontal. All
+/// arithmetic fits 16-bit lanes (at most 255 * 256 + 128), so SIMD16<UInt16> carries it.
 public enum Kernels {
     public static let lanes = 16
     typealias Bytes = SIMD16<UInt8>
     typealias Words = SIMD16<UInt16>
-    typealias Longs = SIMD16<UInt32>
 
-    // MARK: First pass, vertical: rows of bytes -> one row of UInt16 sums.
+    // MARK: Vertical pass: `taps` rows -> one row.
 
-    /// `out[x] = sum_k weights[k] * rows[k][x]` for x in 0..<count, rows `stride` apart.
-    public static func verticalSumScalar(_ first: UnsafePointer<UInt8>, stride: Int, taps: Int,
-                                         weights: UnsafePointer<Int16>, count: Int,
-                                         into out: UnsafeMutablePointer<UInt16>) {
+    /// `out[x] = (sum_k weights[k] * first[k * stride + x] + 128) >> 8` for x in 0..<count.
+    public static func verticalScalar(_ first: UnsafePointer<UInt8>, stride: Int, taps: Int,
+                                      weights: UnsafePointer<Int16>, count: Int,
+                                      into out: UnsafeMutablePointer<UInt8>) {
         for x in 0..<count {
-            var acc = 0
+            var acc = 128
             for k in 0..<taps { acc += Int(weights[k]) * Int(first[k * stride + x]) }
-            out[x] = UInt16(acc)
+            out[x] = UInt8(acc >> 8)
         }
     }
 
-    public static func verticalSumSIMD(_ first: UnsafePointer<UInt8>, stride: Int, taps: Int,
-                                       weights: UnsafePointer<Int16>, count: Int,
-                                       into out: UnsafeMutablePointer<UInt16>) {
+    public static func verticalSIMD(_ first: UnsafePointer<UInt8>, stride: Int, taps: Int,
+                                    weights: UnsafePointer<Int16>, count: Int,
+                                    into out: UnsafeMutablePointer<UInt8>) {
         var x = 0
         let raw = UnsafeRawPointer(first)
         let dst = UnsafeMutableRawPointer(out)
-        if taps == 2 {  // bilinear and 2:1 area: the common case, unrolled
+        if taps == 2 {  // bilinear and 2:1: the common case, unrolled
             let w0 = Words(repeating: UInt16(weights[0])), w1 = Words(repeating: UInt16(weights[1]))
-            while x + lanes <= count {
-                let a = Words(truncatingIfNeeded: raw.loadUnaligned(fromByteOffset: x, as: Bytes.self))
-                let b = Words(truncatingIfNeeded: raw.loadUnaligned(fromByteOffset: stride + x, as: Bytes.self))
-                dst.storeBytes(of: a &* w0 &+ b &* w1, toByteOffset: 2 * x, as: Words.self)
-                x += lanes
+            while x < count && count >= 32 {
+                // The last block overlaps the one before rather than going scalar: it
+                // rewrites a few pixels with the same values.
+                if x &+ 32 > count { x = count &- 32 }
+                let a = raw.loadUnaligned(fromByteOffset: x, as: Words.self)
+                let b = raw.loadUnaligned(fromByteOffset: stride &+ x, as: Words.self)
+                let even = evens(a) &* w0 &+ evens(b) &* w1 &+ round
+                let odd = odds(a) &* w0 &+ odds(b) &* w1 &+ round
+                dst.storeBytes(of: pack(even: even, odd: odd), toByteOffset: x, as: Words.self)
+                x &+= 32
             }
         } else {
-            while x + lanes <= count {
-                var acc = Words(repeating: 0)
+            while x < count && count >= 32 {
+                if x &+ 32 > count { x = count &- 32 }
+                var even = round, odd = round
+                var row = raw + x
                 for k in 0..<taps {
-                    let v = raw.loadUnaligned(fromByteOffset: k * stride + x, as: Bytes.self)
-                    acc &+= Words(truncatingIfNeeded: v) &* Words(repeating: UInt16(weights[k]))
+                    let v = row.loadUnaligned(as: Words.self), w = Words(repeating: UInt16(weights[k]))
+                    even &+= evens(v) &* w
+                    odd &+= odds(v) &* w
+                    row += stride
                 }
-                dst.storeBytes(of: acc, toByteOffset: 2 * x, as: Words.self)
-                x += lanes
+                dst.storeBytes(of: pack(even: even, odd: odd), toByteOffset: x, as: Words.self)
+                x &+= 32
             }
         }
         if x < count {
-            verticalSumScalar(first + x, stride: stride, taps: taps, weights: weights, count: count - x, into: out + x)
+            verticalScalar(first + x, stride: stride, taps: taps, weights: weights, count: count - x, into: out + x)
         }
     }
 
-    // MARK: First pass, horizontal: one row of bytes -> UInt16 sums (for enlarging).
+    // 32 pixels in sixteen 16-bit lanes: the even pixels are the low bytes, the odd ones the
+    // high bytes. Working on the two halves separately widens and narrows with AND, shift
+    // and OR only (Swift's SIMD conversion initialisers can end up as calls, not vpmovzx).
+    @inline(__always) static var round: Words { Words(repeating: 128) }  // not a stored global: those need swift_once on every use
+    @inline(__always) static func evens(_ v: Words) -> Words { v & 0x00FF }
+    @inline(__always) static func odds(_ v: Words) -> Words { v &>> 8 }
+    /// Sums with 8 fraction bits back to 32 bytes in order: even sums to the low bytes.
+    @inline(__always) static func pack(even: Words, odd: Words) -> Words { (even &>> 8) | (odd & 0xFF00) }
 
-    /// `out[i] = sum_k w[i][k] * row[starts[i] + k]`.
-    public static func horizontalSumScalar(_ row: UnsafePointer<UInt8>, table: FilterTable,
-                                           into out: UnsafeMutablePointer<UInt16>) {
-        let t = table.taps
-        table.starts.withUnsafeBufferPointer { starts in
-            table.weights.withUnsafeBufferPointer { w in
-                for i in 0..<table.count {
-                    var acc = 0
-                    let s = Int(starts[i])
-                    for k in 0..<t { acc += Int(w[i * t + k]) * Int(row[s + k]) }
-                    out[i] = UInt16(acc)
-                }
-            }
-        }
-    }
-
-    public static func horizontalSumSIMD(_ row: UnsafePointer<UInt8>, table: FilterTable,
-                                         into out: UnsafeMutablePointer<UInt16>) {
-        let t = table.taps
-        let blocks = table.blocked
-        let dst = UnsafeMutableRawPointer(out)
-        blocks.starts.withUnsafeBufferPointer { starts in
-            blocks.weights.withUnsafeBufferPointer { weights in
-                let sw = UnsafeRawPointer(weights.baseAddress!)
-                for b in 0..<blocks.count {
-                    let s = starts.baseAddress! + b * lanes
-                    var acc = Words(repeating: 0)
-                    for k in 0..<t {
-                        var g = Words()
-                        for j in 0..<lanes { g[j] = UInt16(row[Int(s[j]) + k]) }
-                        acc &+= g &* sw.load(fromByteOffset: (b * t + k) * 2 * lanes, as: Words.self)
-                    }
-                    let i = b * lanes
-                    if i + lanes <= table.count {
-                        dst.storeBytes(of: acc, toByteOffset: 2 * i, as: Words.self)
-                    } else {
-                        for j in 0..<(table.count - i) { out[i + j] = acc[j] }
-                    }
-                }
-            }
-        }
-    }
-
-    // MARK: Second pass, horizontal: UInt16 sums -> bytes (for shrinking).
-
-    /// `out[i] = (sum_k w[i][k] * mid[starts[i] - offset + k] + 32768) >> 16`.
-    public static func horizontalRoundScalar(_ mid: UnsafePointer<UInt16>, offset: Int, table: FilterTable,
-                                             into out: UnsafeMutablePointer<UInt8>) {
-        let t = table.taps
-        table.starts.withUnsafeBufferPointer { starts in
-            table.weights.withUnsafeBufferPointer { w in
-                for i in 0..<table.count {
-                    var acc = 0
-                    let s = Int(starts[i]) - offset
-                    for k in 0..<t { acc += Int(w[i * t + k]) * Int(mid[s + k]) }
-                    out[i] = UInt8((acc + 32768) >> 16)
-                }
-            }
-        }
-    }
-
-    public static func horizontalRoundSIMD(_ mid: UnsafePointer<UInt16>, offset: Int, table: FilterTable,
-                                           into out: UnsafeMutablePointer<UInt8>) {
-        if table.isHalving {
-            halveRoundSIMD(mid + Int(table.starts[0]) - offset, count: table.count, into: out)
-            return
-        }
-        let t = table.taps
-        let blocks = table.blocked
-        let dst = UnsafeMutableRawPointer(out)
-        let round = Longs(repeating: 32768)
-        blocks.starts.withUnsafeBufferPointer { starts in
-            blocks.weights.withUnsafeBufferPointer { weights in
-                let sw = UnsafeRawPointer(weights.baseAddress!)
-                let m = mid - offset
-                for b in 0..<blocks.count {
-                    let s = starts.baseAddress! + b * lanes
-                    var acc = round
-                    for k in 0..<t {
-                        var g = Longs()
-                        for j in 0..<lanes { g[j] = UInt32(m[Int(s[j]) + k]) }
-                        let w = Longs(truncatingIfNeeded: sw.load(fromByteOffset: (b * t + k) * 2 * lanes, as: Words.self))
-                        acc &+= g &* w
-                    }
-                    let bytes = Bytes(truncatingIfNeeded: acc &>> 16)
-                    let i = b * lanes
-                    if i + lanes <= table.count {
-                        dst.storeBytes(of: bytes, toByteOffset: i, as: Bytes.self)
-                    } else {
-                        for j in 0..<(table.count - i) { out[i + j] = bytes[j] }
-                    }
-                }
-            }
-        }
-    }
-
-    /// The 2:1 area case (`FilterTable.isHalving`): `out[i] = (128 * (m[2i] + m[2i+1]) + 32768) >> 16`,
-    /// i.e. `(m[2i] + m[2i+1] + 256) >> 9`. Pairs split with even/odd lanes, no gathers.
-    public static func halveRoundScalar(_ mid: UnsafePointer<UInt16>, count: Int, into out: UnsafeMutablePointer<UInt8>) {
-        for i in 0..<count { out[i] = UInt8((Int(mid[2 * i]) + Int(mid[2 * i + 1]) + 256) >> 9) }
-    }
-
-    public static func halveRoundSIMD(_ mid: UnsafePointer<UInt16>, count: Int, into out: UnsafeMutablePointer<UInt8>) {
-        var i = 0
-        let src = UnsafeRawPointer(mid)
-        let dst = UnsafeMutableRawPointer(out)
-        let round = Longs(repeating: 256)
-        while i + lanes <= count {
-            let lo = src.loadUnaligned(fromByteOffset: 4 * i, as: Words.self)
-            let hi = src.loadUnaligned(fromByteOffset: 4 * i + 2 * lanes, as: Words.self)
-            let pairs = SIMD32<UInt16>(lowHalf: lo, highHalf: hi)
-            let sum = Longs(truncatingIfNeeded: pairs.evenHalf) &+ Longs(truncatingIfNeeded: pairs.oddHalf) &+ round
-            dst.storeBytes(of: Bytes(truncatingIfNeeded: sum &>> 9), toByteOffset: i, as: Bytes.self)
-            i += lanes
-        }
-        if i < count { halveRoundScalar(mid + 2 * i, count: count - i, into: out + i) }
-    }
-
-    // MARK: Second pass, vertical: rows of UInt16 sums -> bytes (for enlarging).
-
-    /// `out[x] = (sum_k weights[k] * rows[k][x] + 32768) >> 16`.
-    public static func verticalRoundScalar(_ rows: UnsafePointer<UnsafePointer<UInt16>>, taps: Int,
-                                           weights: UnsafePointer<Int16>, count: Int,
-                                           into out: UnsafeMutablePointer<UInt8>) {
-        for x in 0..<count {
-            var acc = 0
-            for k in 0..<taps { acc += Int(weights[k]) * Int(rows[k][x]) }
-            out[x] = UInt8((acc + 32768) >> 16)
-        }
-    }
-
-    public static func verticalRoundSIMD(_ rows: UnsafePointer<UnsafePointer<UInt16>>, taps: Int,
-                                         weights: UnsafePointer<Int16>, count: Int,
-                                         into out: UnsafeMutablePointer<UInt8>) {
+    /// The same over `taps` rows given by pointer (rows of a ring buffer are not evenly spaced).
+    public static func verticalRowsSIMD(_ rows: UnsafePointer<UnsafePointer<UInt8>>, taps: Int,
+                                        weights: UnsafePointer<Int16>, count: Int,
+                                        into out: UnsafeMutablePointer<UInt8>) {
         var x = 0
         let dst = UnsafeMutableRawPointer(out)
-        let round = Longs(repeating: 32768)
         if taps == 2 {
             let r0 = UnsafeRawPointer(rows[0]), r1 = UnsafeRawPointer(rows[1])
-            let w0 = Longs(repeating: UInt32(weights[0])), w1 = Longs(repeating: UInt32(weights[1]))
-            while x + lanes <= count {
-                let a = Longs(truncatingIfNeeded: r0.loadUnaligned(fromByteOffset: 2 * x, as: Words.self))
-                let b = Longs(truncatingIfNeeded: r1.loadUnaligned(fromByteOffset: 2 * x, as: Words.self))
-                let sum = a &* w0 &+ b &* w1 &+ round
-                dst.storeBytes(of: Bytes(truncatingIfNeeded: sum &>> 16), toByteOffset: x, as: Bytes.self)
-                x += lanes
+            let w0 = Words(repeating: UInt16(weights[0])), w1 = Words(repeating: UInt16(weights[1]))
+            while x < count && count >= 32 {
+                if x &+ 32 > count { x = count &- 32 }
+                let a = r0.loadUnaligned(fromByteOffset: x, as: Words.self)
+                let b = r1.loadUnaligned(fromByteOffset: x, as: Words.self)
+                let even = evens(a) &* w0 &+ evens(b) &* w1 &+ round
+                let odd = odds(a) &* w0 &+ odds(b) &* w1 &+ round
+                dst.storeBytes(of: pack(even: even, odd: odd), toByteOffset: x, as: Words.self)
+                x &+= 32
             }
         } else {
-            while x + lanes <= count {
-                var acc = round
+            while x < count && count >= 32 {
+                if x &+ 32 > count { x = count &- 32 }
+                var even = round, odd = round
                 for k in 0..<taps {
-                    let v = UnsafeRawPointer(rows[k]).loadUnaligned(fromByteOffset: 2 * x, as: Words.self)
-                    acc &+= Longs(truncatingIfNeeded: v) &* Longs(repeating: UInt32(weights[k]))
+                    let v = UnsafeRawPointer(rows[k]).loadUnaligned(fromByteOffset: x, as: Words.self)
+                    let w = Words(repeating: UInt16(weights[k]))
+                    even &+= evens(v) &* w
+                    odd &+= odds(v) &* w
                 }
-                dst.storeBytes(of: Bytes(truncatingIfNeeded: acc &>> 16), toByteOffset: x, as: Bytes.self)
-                x += lanes
+                dst.storeBytes(of: pack(even: even, odd: odd), toByteOffset: x, as: Words.self)
+                x &+= 32
             }
         }
-        if x < count {
-            for x in x..<count {
-                var acc = 0
-                for k in 0..<taps { acc += Int(weights[k]) * Int(rows[k][x]) }
-                out[x] = UInt8((acc + 32768) >> 16)
+        while x < count {
+            var acc = 128
+            for k in 0..<taps { acc += Int(weights[k]) * Int(rows[k][x]) }
+            out[x] = UInt8(acc >> 8)
+            x += 1
+        }
+    }
+
+    // MARK: Horizontal pass, row by row (the reference).
+
+    /// `out[i] = (sum_k w[i][k] * row[starts[i] - offset + k] + 128) >> 8`.
+    public static func horizontalScalar(_ row: UnsafePointer<UInt8>, offset: Int, table: FilterTable,
+                                        into out: UnsafeMutablePointer<UInt8>) {
+        let t = table.taps
+        table.starts.withUnsafeBufferPointer { starts in
+            table.weights.withUnsafeBufferPointer { w in
+                for i in 0..<table.count {
+                    var acc = 128
+                    let s = Int(starts[i]) - offset
+                    for k in 0..<t { acc += Int(w[i * t + k]) * Int(row[s + k]) }
+                    out[i] = UInt8(acc >> 8)
+                }
             }
         }
+    }
+
+    // MARK: Horizontal pass on transposed columns: 16 rows at once, no gathers.
+
+    /// `columns` holds 16 rows transposed: the 16 pixels of source column x at
+    /// `columns[(x - offset) * 16 ..< +16]`. Writes output column i of the 16 rows at
+    /// `out[i * 16 ..< +16]`, by the same arithmetic as `horizontalScalar`.
+    public static func columnsScalar(_ columns: UnsafePointer<UInt8>, offset: Int, table: FilterTable,
+                                     into out: UnsafeMutablePointer<UInt8>) {
+        let t = table.taps
+        for i in 0..<table.count {
+            let s = Int(table.starts[i]) - offset
+            for r in 0..<16 {
+                var acc = 128
+                for k in 0..<t { acc += Int(table.weights[i * t + k]) * Int(columns[(s + k) * 16 + r]) }
+                out[i * 16 + r] = UInt8(acc >> 8)
+            }
+        }
+    }
+
+    public static func columnsSIMD(_ columns: UnsafePointer<UInt8>, offset: Int, table: FilterTable,
+                                   into out: UnsafeMutablePointer<UInt8>) {
+        let t = table.taps
+        let src = UnsafeRawPointer(columns), dst = UnsafeMutableRawPointer(out)
+        let pairs = table.pairs
+        // Two output columns per vector: lanes 0-7 hold column i's 16 rows as 8 byte pairs,
+        // lanes 8-15 column i+1's; the weights are laid out to match (see FilterTable.pairs).
+        pairs.starts.withUnsafeBufferPointer { starts in
+            pairs.weights.withUnsafeBufferPointer { weights in
+                let w = UnsafeRawPointer(weights.baseAddress!)
+                if t == 2 {
+                    for p in 0..<pairs.count {
+                        let a = src + (Int(starts[2 &* p]) &- offset) &* 16
+                        let b = src + (Int(starts[2 &* p &+ 1]) &- offset) &* 16
+                        let v0 = Words(lowHalf: a.loadUnaligned(as: SIMD8<UInt16>.self),
+                                       highHalf: b.loadUnaligned(as: SIMD8<UInt16>.self))
+                        let v1 = Words(lowHalf: a.loadUnaligned(fromByteOffset: 16, as: SIMD8<UInt16>.self),
+                                       highHalf: b.loadUnaligned(fromByteOffset: 16, as: SIMD8<UInt16>.self))
+                        let w0 = w.load(fromByteOffset: p &* 64, as: Words.self)
+                        let w1 = w.load(fromByteOffset: p &* 64 &+ 32, as: Words.self)
+                        let even = evens(v0) &* w0 &+ evens(v1) &* w1 &+ round
+                        let odd = odds(v0) &* w0 &+ odds(v1) &* w1 &+ round
+                        let result = pack(even: even, odd: odd)
+                        if 2 &* p &+ 1 < table.count {
+                            dst.storeBytes(of: result, toByteOffset: p &* 32, as: Words.self)
+                        } else {
+                            dst.storeBytes(of: result.lowHalf, toByteOffset: p &* 32, as: SIMD8<UInt16>.self)
+                        }
+                    }
+                    return
+                }
+                for p in 0..<pairs.count {
+                    var a = src + (Int(starts[2 &* p]) &- offset) &* 16
+                    var b = src + (Int(starts[2 &* p &+ 1]) &- offset) &* 16
+                    var even = round, odd = round
+                    var wk = w + p &* t &* 32
+                    for _ in 0..<t {
+                        let v = Words(lowHalf: a.loadUnaligned(as: SIMD8<UInt16>.self),
+                                      highHalf: b.loadUnaligned(as: SIMD8<UInt16>.self))
+                        let weight = wk.load(as: Words.self)
+                        even &+= evens(v) &* weight
+                        odd &+= odds(v) &* weight
+                        a += 16
+                        b += 16
+                        wk += 32
+                    }
+                    let result = pack(even: even, odd: odd)
+                    if 2 &* p &+ 1 < table.count {
+                        dst.storeBytes(of: result, toByteOffset: p &* 32, as: Words.self)
+                    } else {
+                        dst.storeBytes(of: result.lowHalf, toByteOffset: p &* 32, as: SIMD8<UInt16>.self)
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Exactly 2:1 (`FilterTable.isHalving`): neighbours pair up, no transposes needed.
+
+    /// `out[i] = (128 * row[2i] + 128 * row[2i+1] + 128) >> 8`, i.e. the rounded-up mean.
+    public static func halveScalar(_ row: UnsafePointer<UInt8>, count: Int, into out: UnsafeMutablePointer<UInt8>) {
+        for i in 0..<count { out[i] = UInt8((Int(row[2 * i]) + Int(row[2 * i + 1]) + 1) >> 1) }
+    }
+
+    public static func halveSIMD(_ row: UnsafePointer<UInt8>, count: Int, into out: UnsafeMutablePointer<UInt8>) {
+        var i = 0
+        let src = UnsafeRawPointer(row)
+        let dst = UnsafeMutableRawPointer(out)
+        while i < count && count >= 16 {
+            if i &+ 16 > count { i = count &- 16 }
+            let pairs = src.loadUnaligned(fromByteOffset: 2 &* i, as: SIMD32<UInt8>.self)
+            let a = pairs.evenHalf, b = pairs.oddHalf
+            // (a + b + 1) >> 1 without leaving 8 bits (the identity behind pavgb).
+            dst.storeBytes(of: (a | b) &- ((a ^ b) &>> 1), toByteOffset: i, as: Bytes.self)
+            i &+= 16
+        }
+        if i < count { halveScalar(row + 2 * i, count: count - i, into: out + i) }
     }
 
     // MARK: Copy

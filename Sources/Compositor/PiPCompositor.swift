@@ -8,10 +8,17 @@ public struct SourcePicture: @unchecked Sendable {
     }
 }
 
+import Dispatch
+import Foundation
+
 /// Composes the picture-in-picture frame: the main picture aspect-filled over the whole
 /// canvas, the inset picture aspect-filled into the inset rectangle, both re-encoded to the
 /// output matrix (BT.709). Scale plans are built on first sight of a source size and reused,
 /// so steady-state composition allocates nothing.
+///
+/// With `threads: 2` each placement's rows are split between the caller and a worker
+/// thread: the work is bound by how many cache misses a core keeps in flight (source frames
+/// arrive cold), so a second core nearly halves the latency. The worker sleeps between frames.
 public final class PiPCompositor: @unchecked Sendable {
     public let layout: PiPLayout
     public let outputMatrix: YCbCrMatrix = .bt709
@@ -29,14 +36,20 @@ public final class PiPCompositor: @unchecked Sendable {
     }
     private var plans: [PlanKey: ScalePlan] = [:]
     private var conversions: [YCbCrMatrix: ColorConversion] = [:]
-    private var scratch: UnsafeMutablePointer<UInt16>
+    private var scratch: UnsafeMutablePointer<UInt8>
     private var scratchCount: Int
-    private let simdScratch = ResampleScratch()
+    private let simdScratch = [ResampleScratch(), ResampleScratch()]
 
-    public init(layout: PiPLayout, kernels: Kernels = .simd) throws(PiPLayout.Problem) {
+    public let threads: Int
+    private var worker: Worker?
+    // The worker's half of the current placement, set before `go` is signalled.
+    private var job: (picture: SourcePicture, rect: Rect, output: I420View, plan: ScalePlan)?
+
+    public init(layout: PiPLayout, kernels: Kernels = .simd, threads: Int = 1) throws(PiPLayout.Problem) {
         try layout.validate()
         self.layout = layout
         self.kernels = kernels
+        self.threads = kernels == .simd ? min(max(threads, 1), 2) : 1
         scratchCount = 4096
         scratch = .allocate(capacity: scratchCount)
         for m in YCbCrMatrix.allCases {
@@ -44,7 +57,51 @@ public final class PiPCompositor: @unchecked Sendable {
         }
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        worker?.stop()
+        scratch.deallocate()
+    }
+
+    /// The second thread. It holds only this box, never the compositor itself, so the
+    /// compositor can be torn down while it sleeps.
+    private final class Worker: @unchecked Sendable {
+        let go = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        var stopping = false
+        /// Runs the worker's half of the current job; only called while a job is waited on.
+        var body: () -> Void = {}
+
+        init() {
+            let thread = Thread { [self] in
+                while true {
+                    go.wait()
+                    if stopping { done.signal(); return }
+                    body()
+                    done.signal()
+                }
+            }
+            thread.name = "dualcam-compositor"
+            thread.start()
+        }
+
+        func run() { go.signal() }
+        func wait() { done.wait() }
+        func stop() {
+            stopping = true
+            go.signal()
+            done.wait()
+        }
+    }
+
+    private func startWorker() {
+        let w = Worker()
+        // unowned(unsafe): the body runs only between run() and wait(), inside a call on
+        // this compositor, which is therefore alive.
+        w.body = { [unowned(unsafe) self] in
+            if let j = self.job { self.placeRows(j.picture, in: j.rect, of: j.output, plan: j.plan, half: 1) }
+        }
+        worker = w
+    }
 
     /// Composes `main` full-frame and, unless nil, `inset` in the layout's corner.
     /// `output` must be canvas-sized. When `main.image` is `output` itself and already
@@ -58,35 +115,58 @@ public final class PiPCompositor: @unchecked Sendable {
     /// Scales `picture` (aspect-filled) into `rect` of `output` and converts its colours.
     public func place(_ picture: SourcePicture, in rect: Rect, of output: I420View) {
         let plan = self.plan(source: picture.image.size, destination: rect)
+        if threads == 2 && rect.height >= 32 {
+            if worker == nil { startWorker() }
+            job = (picture, rect, output, plan)
+            worker!.run()
+            placeRows(picture, in: rect, of: output, plan: plan, half: 0)
+            worker!.wait()
+            job = nil
+        } else {
+            placeRows(picture, in: rect, of: output, plan: plan, half: nil)
+        }
+    }
+
+    /// Does all of a placement (`half` nil) or the top (0) or bottom (1) half of its rows.
+    /// Halves meet on an even luma row, so they never share a chroma row.
+    private func placeRows(_ picture: SourcePicture, in rect: Rect, of output: I420View, plan: ScalePlan, half: Int?) {
+        let split = ((rect.y + rect.height / 2) & ~1) - rect.y
+        let luma = half == nil ? 0..<rect.height : (half == 0 ? 0..<split : split..<rect.height)
+        let cd = plan.chromaDestination
+        let chromaSplit = (rect.y + split) / 2 - cd.y
+        let chroma = half == nil ? 0..<cd.height : (half == 0 ? 0..<chromaSplit : chromaSplit..<cd.height)
+        let scratch = simdScratch[half ?? 0]
         if isIdentity(plan) {
             if picture.image.y.base != output.y.base {
-                copy(picture.image.y, into: output.y.region(rect))
-                copy(picture.image.u, into: output.u.region(plan.chromaDestination))
-                copy(picture.image.v, into: output.v.region(plan.chromaDestination))
+                copy(picture.image.y, rows: luma, into: output.y.region(rect))
+                copy(picture.image.u, rows: chroma, into: output.u.region(cd))
+                copy(picture.image.v, rows: chroma, into: output.v.region(cd))
             }
         } else {
             // Three calls, not a loop over an array: an array literal here could allocate per frame.
-            resample(picture.image.y, into: output.y.region(rect), x: plan.lumaX, y: plan.lumaY)
-            resample(picture.image.u, into: output.u.region(plan.chromaDestination), x: plan.chromaX, y: plan.chromaY)
-            resample(picture.image.v, into: output.v.region(plan.chromaDestination), x: plan.chromaX, y: plan.chromaY)
+            resample(picture.image.y, into: output.y.region(rect), x: plan.lumaX, y: plan.lumaY, rows: luma, scratch)
+            resample(picture.image.u, into: output.u.region(cd), x: plan.chromaX, y: plan.chromaY, rows: chroma, scratch)
+            resample(picture.image.v, into: output.v.region(cd), x: plan.chromaX, y: plan.chromaY, rows: chroma, scratch)
         }
         if let conversion = conversions[picture.matrix] {
+            let rows = Rect(x: rect.x, y: rect.y + luma.lowerBound, width: rect.width, height: luma.count)
             switch kernels {
-            case .simd: conversion.apply(to: output, lumaRect: rect)
-            case .scalar: conversion.applyScalar(to: output, lumaRect: rect)
+            case .simd: conversion.apply(to: output, lumaRect: rows)
+            case .scalar: conversion.applyScalar(to: output, lumaRect: rows)
             }
         }
     }
 
-    private func resample(_ source: PlaneView, into destination: PlaneView, x: FilterTable, y: FilterTable) {
+    private func resample(_ source: PlaneView, into destination: PlaneView, x: FilterTable, y: FilterTable,
+                          rows: Range<Int>, _ simdScratch: ResampleScratch) {
         switch kernels {
-        case .simd: Resample.simd(source: source, into: destination, x: x, y: y, scratch: simdScratch)
+        case .simd: Resample.simd(source: source, into: destination, x: x, y: y, rows: rows, scratch: simdScratch)
         case .scalar: Resample.scalar(source: source, into: destination, x: x, y: y, scratch: scratch)
         }
     }
 
-    private func copy(_ source: PlaneView, into destination: PlaneView) {
-        for y in 0..<source.height {
+    private func copy(_ source: PlaneView, rows: Range<Int>, into destination: PlaneView) {
+        for y in rows {
             switch kernels {
             case .simd: Compositor.Kernels.copySIMD(source.row(y), destination.row(y), count: source.width)
             case .scalar: Compositor.Kernels.copyScalar(source.row(y), destination.row(y), count: source.width)

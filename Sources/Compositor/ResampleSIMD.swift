@@ -1,98 +1,213 @@
-/// Working memory for the SIMD resampler, sized once per plan, reused every frame.
+/// Working memory for the SIMD resampler, sized when plans are built, reused every frame.
 public final class ResampleScratch: @unchecked Sendable {
-    private(set) var words: UnsafeMutablePointer<UInt16>
-    private(set) var wordCount: Int
-    private(set) var rows: UnsafeMutablePointer<UnsafePointer<UInt16>>
-    private(set) var rowSlots: UnsafeMutablePointer<Int>
-    private(set) var rowCount: Int
+    /// 16 rows of vertical-pass output, then the same transposed into columns.
+    private(set) var band: UnsafeMutablePointer<UInt8>
+    private(set) var columns: UnsafeMutablePointer<UInt8>
+    /// Output columns of 16 rows, before transposing back.
+    private(set) var outColumns: UnsafeMutablePointer<UInt8>
+    private(set) var bandWidth = 0
+    private(set) var outWidth = 0
+    /// Rows filtered across, waiting to be blended down (enlarging), in blocks of 16.
+    private(set) var ring: UnsafeMutablePointer<UInt8>
+    private(set) var ringBytes = 0
+    private(set) var rows: UnsafeMutablePointer<UnsafePointer<UInt8>>
+    private(set) var rowCapacity = 0
 
-    public init(words: Int = 8192, rows: Int = 32) {
-        wordCount = words
-        self.words = .allocate(capacity: words)
-        rowCount = rows
-        self.rows = .allocate(capacity: rows)
-        rowSlots = .allocate(capacity: rows)
+    public init() {
+        band = .allocate(capacity: 16)
+        columns = .allocate(capacity: 16)
+        outColumns = .allocate(capacity: 16)
+        ring = .allocate(capacity: 16)
+        rows = .allocate(capacity: 1)
     }
 
     deinit {
-        words.deallocate()
+        ring.deallocate()
         rows.deallocate()
-        rowSlots.deallocate()
+        band.deallocate()
+        columns.deallocate()
+        outColumns.deallocate()
     }
 
-    /// Grows (never per frame: plans call this when they are built) to fit `x`/`y` tables.
+    /// Blocks of 16 rows the ring needs so that rows still to be blended survive the next block.
+    static func ringBlocks(taps: Int) -> Int { 2 + taps / 16 }
+
+    /// Grows to fit the tables (never per frame: the compositor calls this when it builds a plan).
     public func reserve(x: FilterTable, y: FilterTable) {
-        let needWords = max(x.sourceSpan.count + 64, x.count * y.taps + 64)
-        if needWords > wordCount {
-            words.deallocate()
-            wordCount = needWords
-            words = .allocate(capacity: needWords)
+        let ring = 16 * Self.ringBlocks(taps: y.taps) * ((x.count + 15) / 16 * 16)
+        if ring > ringBytes {
+            self.ring.deallocate()
+            ringBytes = ring
+            self.ring = .allocate(capacity: ring)
         }
-        if y.taps > rowCount {
+        if y.taps > rowCapacity {
             rows.deallocate()
-            rowSlots.deallocate()
-            rowCount = y.taps
-            rows = .allocate(capacity: rowCount)
-            rowSlots = .allocate(capacity: rowCount)
+            rowCapacity = y.taps
+            rows = .allocate(capacity: y.taps)
+        }
+        let span = (x.sourceSpan.count + 15) / 16 * 16
+        if span > bandWidth {
+            band.deallocate()
+            columns.deallocate()
+            bandWidth = span
+            band = .allocate(capacity: 16 * span)
+            columns = .allocate(capacity: 16 * span)
+        }
+        let out = (x.count + 15) / 16 * 16
+        if out > outWidth {
+            outColumns.deallocate()
+            outWidth = out
+            outColumns = .allocate(capacity: 16 * out)
         }
     }
 }
 
 extension Resample {
-    /// The same result as `scalar`, to the bit, from the SIMD kernels. Shrinking goes
-    /// vertical-first (the expensive pass runs on the wide source rows, 16 lanes at once);
-    /// enlarging goes horizontal-first, filtering each source row once and blending rows,
-    /// so the gathering pass runs on the fewer rows.
+    /// The same result as `scalar`, to the bit. Shrinking works on bands of 16 output rows: the
+    /// vertical pass runs 16 lanes across each row; the band is then transposed so the
+    /// horizontal pass also runs 16 lanes (one per row) with contiguous loads, and the result
+    /// is transposed back. Exact 2:1 rows pair neighbours directly.
+    /// `rows` limits the work to those destination rows (two threads can share a plane).
     public static func simd(source: PlaneView, into destination: PlaneView,
-                            x xTable: FilterTable, y yTable: FilterTable, scratch: ResampleScratch) {
+                            x xTable: FilterTable, y yTable: FilterTable, rows: Range<Int>? = nil,
+                            scratch: ResampleScratch) {
+        let rows = rows ?? 0..<destination.height
         precondition(destination.width == xTable.count && destination.height == yTable.count)
-        precondition(xTable.sourceSpan.upperBound <= source.width && yTable.sourceSpan.upperBound <= source.height)
+        let span = xTable.sourceSpan
+        precondition(span.upperBound <= source.width && yTable.sourceSpan.upperBound <= source.height)
         scratch.reserve(x: xTable, y: yTable)
+        if horizontalFirst(y: yTable) {
+            enlarge(source, destination, xTable, yTable, rows, scratch)
+            return
+        }
+        let bandStride = scratch.bandWidth
+        let tiles = (span.count + 15) / 16
+        let outTiles = (xTable.count + 15) / 16
+        let halving = xTable.isHalving
         yTable.starts.withUnsafeBufferPointer { yStarts in
             yTable.weights.withUnsafeBufferPointer { yWeights in
-                if yTable.magnification > 1 {
-                    enlarge(source, destination, xTable, yTable, yStarts, yWeights.baseAddress!, scratch)
-                } else {
-                    shrink(source, destination, xTable, yTable, yStarts, yWeights.baseAddress!, scratch)
+                let end = rows.upperBound
+                var top = rows.lowerBound
+                var prefetched = Int(yStarts[top])
+                while top < end {
+                    let rows = min(16, end - top)
+                    // Rows the band after this one reads: in flight while this one computes.
+                    let ahead = min(top + 32, end) - 1
+                    let aheadEnd = min(Int(yStarts[ahead]) + yTable.taps, source.height)
+                    if aheadEnd > prefetched {
+                        Prefetch.rows(source, max(prefetched, Int(yStarts[min(top + 16, end - 1)]))..<aheadEnd,
+                                      columns: span)
+                        prefetched = aheadEnd
+                    }
+                    if halving {
+                        for r in 0..<rows {
+                            let dy = top + r
+                            Kernels.verticalSIMD(source.row(Int(yStarts[dy])) + span.lowerBound, stride: source.stride,
+                                                 taps: yTable.taps, weights: yWeights.baseAddress! + dy * yTable.taps,
+                                                 count: span.count, into: scratch.band)
+                            Kernels.halveSIMD(scratch.band + (Int(xTable.starts[0]) - span.lowerBound),
+                                              count: xTable.count, into: destination.row(dy))
+                        }
+                        top += rows
+                        continue
+                    }
+                    // Vertical pass into 16 band rows; a short last band repeats its last row.
+                    for r in 0..<16 {
+                        let dy = top + min(r, rows - 1)
+                        Kernels.verticalSIMD(source.row(Int(yStarts[dy])) + span.lowerBound, stride: source.stride,
+                                             taps: yTable.taps, weights: yWeights.baseAddress! + dy * yTable.taps,
+                                             count: span.count, into: scratch.band + r * bandStride)
+                    }
+                    for t in 0..<tiles {
+                        Kernels.transposeTileSIMD(scratch.band + 16 * t, srcStride: bandStride,
+                                                  scratch.columns + 256 * t, dstStride: 16)
+                    }
+                    Kernels.columnsSIMD(scratch.columns, offset: span.lowerBound, table: xTable, into: scratch.outColumns)
+                    // Back to rows, writing only this band's rows and the destination's own
+                    // columns: it is often a region of a larger picture.
+                    for t in 0..<outTiles {
+                        let x = 16 * t
+                        if rows == 16 && x + 16 <= destination.width {
+                            Kernels.transposeTileSIMD(scratch.outColumns + 256 * t, srcStride: 16,
+                                                      destination.row(top) + x, dstStride: destination.stride)
+                        } else {
+                            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { tile in
+                                Kernels.transposeTileSIMD(scratch.outColumns + 256 * t, srcStride: 16,
+                                                          tile.baseAddress!, dstStride: 16)
+                                let width = min(16, destination.width - x)
+                                for r in 0..<rows {
+                                    (destination.row(top + r) + x).update(from: tile.baseAddress! + 16 * r, count: width)
+                                }
+                            }
+                        }
+                    }
+                    top += rows
                 }
             }
         }
     }
 
-    private static func shrink(_ source: PlaneView, _ destination: PlaneView, _ xTable: FilterTable,
-                               _ yTable: FilterTable, _ yStarts: UnsafeBufferPointer<Int32>,
-                               _ yWeights: UnsafePointer<Int16>, _ scratch: ResampleScratch) {
-        let span = xTable.sourceSpan
-        let mid = scratch.words
-        let taps = yTable.taps
-        for dy in 0..<destination.height {
-            Kernels.verticalSumSIMD(source.row(Int(yStarts[dy])) + span.lowerBound, stride: source.stride,
-                                    taps: taps, weights: yWeights + dy * taps, count: span.count, into: mid)
-            Kernels.horizontalRoundSIMD(mid, offset: span.lowerBound, table: xTable, into: destination.row(dy))
-        }
-    }
-
+    /// Horizontal first (the picture grows taller): bands of 16 source rows are transposed
+    /// straight from the source, filtered across as columns, and transposed back into a ring
+    /// of filtered rows; each output row then blends its rows from the ring.
     private static func enlarge(_ source: PlaneView, _ destination: PlaneView, _ xTable: FilterTable,
-                                _ yTable: FilterTable, _ yStarts: UnsafeBufferPointer<Int32>,
-                                _ yWeights: UnsafePointer<Int16>, _ scratch: ResampleScratch) {
+                                _ yTable: FilterTable, _ rows: Range<Int>, _ scratch: ResampleScratch) {
         let taps = yTable.taps, width = xTable.count
-        // A ring of `taps` filtered rows; source row r lives in slot r % taps. Output rows
-        // move down monotonically, so each source row is filtered once.
-        let ring = scratch.words, slots = scratch.rowSlots, rows = scratch.rows
-        for k in 0..<taps { slots[k] = -1 }
-        for dy in 0..<destination.height {
-            let first = Int(yStarts[dy])
-            for k in 0..<taps {
-                let r = first + k, slot = r % taps
-                let filtered = ring + slot * width
-                if slots[slot] != r {
-                    Kernels.horizontalSumSIMD(source.row(r), table: xTable, into: filtered)
-                    slots[slot] = r
+        let ringStride = (width + 15) / 16 * 16
+        let blocks = ResampleScratch.ringBlocks(taps: taps)
+        let sourceRows = Int(yTable.starts[rows.lowerBound])..<yTable.sourceSpan.upperBound
+        var filteredEnd = sourceRows.lowerBound
+        func slot(_ r: Int) -> UnsafeMutablePointer<UInt8> {
+            let i = r - sourceRows.lowerBound
+            return scratch.ring + ((i / 16 % blocks) * 16 + i % 16) * ringStride
+        }
+        yTable.starts.withUnsafeBufferPointer { yStarts in
+            yTable.weights.withUnsafeBufferPointer { yWeights in
+                for dy in rows {
+                    let first = Int(yStarts[dy])
+                    while filteredEnd < first + taps {
+                        let count = min(16, sourceRows.upperBound - filteredEnd)
+                        let next = filteredEnd + count
+                        Prefetch.rows(source, next..<min(next + 16, sourceRows.upperBound), columns: xTable.sourceSpan)
+                        filterAcross(source, rows: filteredEnd, count: count, xTable, scratch, into: slot(filteredEnd),
+                                     stride: ringStride)
+                        filteredEnd += count
+                    }
+                    for k in 0..<taps { scratch.rows[k] = UnsafePointer(slot(first + k)) }
+                    Kernels.verticalRowsSIMD(scratch.rows, taps: taps, weights: yWeights.baseAddress! + dy * taps,
+                                             count: width, into: destination.row(dy))
                 }
-                rows[k] = UnsafePointer(filtered)
             }
-            Kernels.verticalRoundSIMD(rows, taps: taps, weights: yWeights + dy * taps, count: width,
-                                      into: destination.row(dy))
+        }
+    }
+
+    /// Filters `count` (at most 16) source rows from `first` across into 16 rows at `out`.
+    private static func filterAcross(_ source: PlaneView, rows first: Int, count: Int, _ xTable: FilterTable,
+                                     _ scratch: ResampleScratch, into out: UnsafeMutablePointer<UInt8>, stride: Int) {
+        let span = xTable.sourceSpan
+        let tiles = (span.count + 15) / 16
+        for t in 0..<tiles {
+            let x = span.lowerBound + 16 * t
+            if count == 16 && x + 16 <= source.width {
+                Kernels.transposeTileSIMD(source.row(first) + x, srcStride: source.stride,
+                                          scratch.columns + 256 * t, dstStride: 16)
+            } else {
+                // Past the right edge or the last rows: copy what exists (repeating the last
+                // row) so no load reaches beyond the plane, which may end at the row's end.
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { tile in
+                    let tileBase = tile.baseAddress!
+                    tileBase.initialize(repeating: 0, count: 256)
+                    let w = min(16, source.width - x)
+                    for r in 0..<16 {
+                        (tileBase + 16 * r).update(from: source.row(first + min(r, count - 1)) + x, count: w)
+                    }
+                    Kernels.transposeTileSIMD(tileBase, srcStride: 16, scratch.columns + 256 * t, dstStride: 16)
+                }
+            }
+        }
+        Kernels.columnsSIMD(scratch.columns, offset: span.lowerBound, table: xTable, into: scratch.outColumns)
+        for t in 0..<(xTable.count + 15) / 16 {
+            Kernels.transposeTileSIMD(scratch.outColumns + 256 * t, srcStride: 16, out + 16 * t, dstStride: stride)
         }
     }
 }

@@ -55,7 +55,7 @@ public final class ComposeJob {
         let back = try VideoReader(path: o.back)
         let front = try VideoReader(path: o.front)
         let compositor: PiPCompositor
-        do { compositor = try PiPCompositor(layout: o.layout) } catch {
+        do { compositor = try PiPCompositor(layout: o.layout, threads: 2) } catch {
             throw .encoderFailed(name: "compositor", reason: error.description)
         }
         var audioSource: AudioReader? = nil

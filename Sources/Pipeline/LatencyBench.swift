@@ -51,6 +51,8 @@ public struct LatencyBench {
     public var frames = 600
     public var warmup = 30
     public var withScalar = false
+    /// Threads the compositor may use for one frame (1 or 2).
+    public var threads = 2
     /// Distinct source frames are cycled through until this many bytes have passed, so that
     /// every frame is read from memory as a fresh camera or decoder frame would be.
     public var coldBytes = 64 << 20
@@ -82,7 +84,7 @@ public struct LatencyBench {
     }
 
     private func measure(_ c: Case, layout: PiPLayout, kernels: PiPCompositor.Kernels, frames: Int) throws -> Stats {
-        let compositor = try PiPCompositor(layout: layout, kernels: kernels)
+        let compositor = try PiPCompositor(layout: layout, kernels: kernels, threads: threads)
         let backs = ring(c.back), fronts = ring(c.front)
         // Composing in place: the 1080p back frame is the output, only the inset is written.
         let inPlace = !c.swapped && c.back == layout.canvas

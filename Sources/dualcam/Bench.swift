@@ -17,10 +17,12 @@ struct Bench: ParsableCommand {
     @Option(name: .customLong("budget-ms"), help: "Per-frame latency budget for p99, in milliseconds.")
     var budgetMs = 16.0
     @Flag(help: "Also time the scalar reference kernels (slow).") var withScalar = false
+    @Option(help: "Threads composing each frame (1 or 2).") var threads = 2
     @Option(help: ArgumentHelp("Only these cases (comma-separated).", valueName: "NAMES"))
     var cases: String?
 
     func validate() throws {
+        guard (1...2).contains(threads) else { throw ValidationError("--threads must be 1 or 2") }
         guard frames >= 1 else { throw ValidationError("--frames must be at least 1") }
         guard budgetMs > 0 else { throw ValidationError("--budget-ms must be positive") }
         if let cases {
@@ -35,6 +37,7 @@ struct Bench: ParsableCommand {
         var bench = LatencyBench()
         bench.frames = frames
         bench.withScalar = withScalar
+        bench.threads = threads
         let selected = cases.map { Set($0.split(separator: ",").map(String.init)) }
         var results: [LatencyBench.Result] = []
         for c in LatencyBench.cases where selected?.contains(c.name) ?? true {
@@ -67,12 +70,12 @@ struct Bench: ParsableCommand {
         if withScalar { header += " | scalar p50" }
         print(header)
         for r in results {
-            var line = String(format: "%-14@ %8.3f %8.3f %8.3f | %15.3f %7.3f | %6.1fx", r.name as NSString,
+            var line = String(format: "%-14s %8.3f %8.3f %8.3f | %15.3f %7.3f | %6.1fx", (r.name as NSString).utf8String!,
                               r.ours.p50, r.ours.p99, r.ours.max, r.swscale.p50, r.swscale.p99, r.swscale.p50 / r.ours.p50)
             if let s = r.scalar { line += String(format: " | %9.3f", s.p50) }
             print(line)
         }
-        print(String(format: "budget %.1f ms per frame (p99): %@; %d frames per case, cold sources",
-                     budgetMs, within ? "met" : "EXCEEDED", results.first?.ours.frames ?? 0))
+        print(String(format: "budget %.1f ms per frame (p99): %@; %d frames per case, cold sources, %d thread(s)",
+                     budgetMs, within ? "met" : "EXCEEDED", results.first?.ours.frames ?? 0, threads))
     }
 }

@@ -12,38 +12,46 @@ import Testing
     }
 
     @Test(arguments: lengths)
-    func verticalSum(count: Int) {
+    func vertical(count: Int) {
         for taps in [1, 2, 3, 5, 12] {
             let stride = count + 7
             let src = randomBytes(stride * taps, seed: UInt64(count * 31 + taps))
             let q = FilterTable(count: 1, origin: 0, step: Double(taps), lower: 0, upper: taps).weights
-            var a = [UInt16](repeating: 1, count: count), b = [UInt16](repeating: 2, count: count)
+            var a = [UInt8](repeating: 1, count: count), b = [UInt8](repeating: 2, count: count)
+            var c = [UInt8](repeating: 3, count: count)
+            let rows = (0..<taps).map { UnsafePointer<UInt8>(src) + $0 * stride }
             q.withUnsafeBufferPointer { w in
-                Kernels.verticalSumScalar(src, stride: stride, taps: taps, weights: w.baseAddress!, count: count, into: &a)
-                Kernels.verticalSumSIMD(src, stride: stride, taps: taps, weights: w.baseAddress!, count: count, into: &b)
+                Kernels.verticalScalar(src, stride: stride, taps: taps, weights: w.baseAddress!, count: count, into: &a)
+                Kernels.verticalSIMD(src, stride: stride, taps: taps, weights: w.baseAddress!, count: count, into: &b)
+                rows.withUnsafeBufferPointer {
+                    Kernels.verticalRowsSIMD($0.baseAddress!, taps: taps, weights: w.baseAddress!, count: count, into: &c)
+                }
             }
             #expect(a == b, "taps \(taps)")
+            #expect(a == c, "rows, taps \(taps)")
         }
     }
 
     static let ratios: [(Int, Int)] = [(1280, 1920), (640, 1920), (541, 160), (3840, 1920), (720, 1080), (5, 160),
                                        (1920, 1920), (1920, 1919), (33, 17), (2, 1), (1, 16), (4096, 160)]
 
+    /// The column kernel on 16 transposed rows against the row-by-row reference.
     @Test(arguments: ratios)
-    func horizontalPasses(source: Int, destination: Int) {
+    func columnsMatchRows(source: Int, destination: Int) {
         let t = FilterTable(count: destination, origin: 0, step: Double(source) / Double(destination),
                             lower: 0, upper: source)
-        let row = randomBytes(source, seed: UInt64(source * 7 + destination))
-        var a = [UInt16](repeating: 1, count: destination), b = [UInt16](repeating: 2, count: destination)
-        Kernels.horizontalSumScalar(row, table: t, into: &a)
-        Kernels.horizontalSumSIMD(row, table: t, into: &b)
-        #expect(a == b)
-        // The rounding pass reads UInt16 sums; feed it the largest values it can meet.
-        let mid = (0..<source).map { _ in UInt16.random(in: 0...65280) }
-        var c = [UInt8](repeating: 1, count: destination), d = [UInt8](repeating: 2, count: destination)
-        Kernels.horizontalRoundScalar(mid, offset: 0, table: t, into: &c)
-        Kernels.horizontalRoundSIMD(mid, offset: 0, table: t, into: &d)
-        #expect(c == d, "halving: \(t.isHalving)")
+        let rows = (0..<16).map { randomBytes(source, seed: UInt64(source * 7 + destination + $0)) }
+        var columns = [UInt8](repeating: 0, count: 16 * source)
+        for r in 0..<16 { for x in 0..<source { columns[x * 16 + r] = rows[r][x] } }
+        var simd = [UInt8](repeating: 1, count: 16 * (destination + 1)), scalar = simd
+        Kernels.columnsSIMD(columns, offset: 0, table: t, into: &simd)
+        Kernels.columnsScalar(columns, offset: 0, table: t, into: &scalar)
+        for r in 0..<16 {
+            var reference = [UInt8](repeating: 0, count: destination)
+            Kernels.horizontalScalar(rows[r], offset: 0, table: t, into: &reference)
+            #expect((0..<destination).allSatisfy { simd[$0 * 16 + r] == reference[$0] }, "row \(r)")
+            #expect((0..<destination).allSatisfy { scalar[$0 * 16 + r] == reference[$0] }, "scalar row \(r)")
+        }
     }
 
     @Test func halvingIsDetectedAndExact() {
@@ -51,35 +59,25 @@ import Testing
         #expect(t.isHalving)
         #expect(!FilterTable(count: 160, origin: 0, step: 3.38, lower: 0, upper: 541).isHalving)
         for n in Self.lengths {
-            let mid = (0..<(2 * n)).map { _ in UInt16.random(in: 0...65280) }
-            var a = [UInt8](repeating: 1, count: n), b = [UInt8](repeating: 2, count: n)
-            Kernels.halveRoundScalar(mid, count: n, into: &a)
-            Kernels.halveRoundSIMD(mid, count: n, into: &b)
+            let row = randomBytes(2 * n, seed: UInt64(n))
+            var a = [UInt8](repeating: 1, count: n), b = [UInt8](repeating: 2, count: n), c = a
+            Kernels.halveScalar(row, count: n, into: &a)
+            Kernels.halveSIMD(row, count: n, into: &b)
             #expect(a == b, "count \(n)")
+            // And the halving shortcut is the general filter's answer.
+            Kernels.horizontalScalar(row, offset: 0, table: FilterTable(count: n, origin: 0, step: 2, lower: 0, upper: 2 * n),
+                                     into: &c)
+            #expect(a == c, "general filter, count \(n)")
         }
     }
 
-    @Test(arguments: lengths)
-    func verticalRound(count: Int) {
-        for taps in [1, 2, 3, 4, 11] {
-            let rows = (0..<taps).map { _ in (0..<count).map { _ in UInt16.random(in: 0...65280) } }
-            let q = FilterTable(count: 1, origin: 0, step: Double(taps), lower: 0, upper: taps).weights
-            var a = [UInt8](repeating: 1, count: count), b = [UInt8](repeating: 2, count: count)
-            let pointers = rows.map { r -> UnsafeMutablePointer<UInt16> in
-                let p = UnsafeMutablePointer<UInt16>.allocate(capacity: count)
-                p.initialize(from: r, count: count)
-                return p
-            }
-            defer { pointers.forEach { $0.deallocate() } }
-            let list = pointers.map { UnsafePointer($0) }
-            list.withUnsafeBufferPointer { l in
-                q.withUnsafeBufferPointer { w in
-                    Kernels.verticalRoundScalar(l.baseAddress!, taps: taps, weights: w.baseAddress!, count: count, into: &a)
-                    Kernels.verticalRoundSIMD(l.baseAddress!, taps: taps, weights: w.baseAddress!, count: count, into: &b)
-                }
-            }
-            #expect(a == b, "taps \(taps)")
-        }
+    @Test func transposeTile() {
+        let src = randomBytes(40 * 16, seed: 5)
+        var a = [UInt8](repeating: 0, count: 16 * 24), b = a
+        Kernels.transposeTileScalar(src, srcStride: 40, &a, dstStride: 24)
+        Kernels.transposeTileSIMD(src, srcStride: 40, &b, dstStride: 24)
+        #expect(a == b)
+        #expect(a[3 * 24 + 5] == src[5 * 40 + 3])
     }
 
     /// Whole planes: every product case plus odd and tiny sizes, shrinking and enlarging.
@@ -87,6 +85,7 @@ import Testing
         (1280, 720, 160, 213), (640, 480, 160, 213), (1280, 720, 1920, 1080), (640, 480, 1920, 1080),
         (3840, 2160, 1920, 1080), (4096, 2160, 1920, 1080), (1920, 1080, 160, 213), (641, 479, 160, 213),
         (641, 479, 1920, 1080), (1, 1, 160, 213), (3, 7, 17, 33), (320, 180, 1920, 1080), (1920, 1080, 1920, 1080),
+        (1279, 719, 1920, 1080), (17, 17, 1919, 1079), (360, 640, 160, 213), (360, 640, 1920, 1080), (3, 1000, 33, 1001),
     ]
 
     @Test(arguments: planes)
@@ -95,7 +94,7 @@ import Testing
         let plan = ScalePlan(sourceSize: src.size, crop: .aspectFill(source: src.size, target: Size(width: dw, height: dh)),
                              destination: Rect(x: 0, y: 0, width: dw, height: dh))
         let a = I420Buffer(size: Size(width: dw, height: dh)), b = I420Buffer(size: Size(width: dw, height: dh))
-        let scratch = UnsafeMutablePointer<UInt16>.allocate(capacity: plan.scratchCount)
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: plan.scratchCount)
         defer { scratch.deallocate() }
         let simdScratch = ResampleScratch()
         for (i, (s, tables)) in zip(src.view.planes, [(plan.lumaX, plan.lumaY), (plan.chromaX, plan.chromaY),
@@ -127,6 +126,41 @@ import Testing
                 var differing = 0
                 for y in 0..<p.height { for x in 0..<p.width where p[x, y] != q[x, y] { differing += 1 } }
                 #expect(differing == 0, "\(from) \(rect)")
+            }
+        }
+    }
+}
+
+/// Whole frames: the product path (SIMD kernels, rows split over two threads) against the
+/// scalar reference, for every corner, odd sizes, BT.601 sources and the swapped layout.
+@Suite struct CompositorPathsTests {
+    static let cases: [(Corner, Int, Int, Int, Int, YCbCrMatrix)] = [
+        (.topRight, 1920, 1080, 1280, 720, .bt709), (.topLeft, 1280, 720, 1920, 1080, .bt601),
+        (.bottomRight, 3840, 2160, 640, 480, .bt601), (.bottomLeft, 641, 479, 1, 1, .bt2020),
+        (.topRight, 360, 640, 4096, 2160, .bt709), (.bottomLeft, 17, 1000, 1279, 719, .bt601),
+    ]
+
+    @Test(arguments: cases)
+    func threadedSIMDMatchesScalarReference(corner: Corner, mw: Int, mh: Int, iw: Int, ih: Int, m: YCbCrMatrix) throws {
+        let layout = PiPLayout(corner: corner, margin: corner == .bottomLeft ? 15 : 16)
+        let main = randomPicture(Size(width: mw, height: mh), seed: UInt64(mw + mh))
+        let inset = randomPicture(Size(width: iw, height: ih), seed: UInt64(iw * ih))
+        var outputs: [I420Buffer] = []
+        for (kernels, threads) in [(PiPCompositor.Kernels.scalar, 1), (.simd, 1), (.simd, 2)] {
+            let c = try PiPCompositor(layout: layout, kernels: kernels, threads: threads)
+            let out = I420Buffer(size: layout.canvas)
+            out.view.fill(y: 1, u: 2, v: 3)
+            for _ in 0..<2 {  // twice: plans and the worker are reused
+                c.compose(main: SourcePicture(image: main.view, matrix: m),
+                          inset: SourcePicture(image: inset.view, matrix: .bt709), into: out.view)
+            }
+            outputs.append(out)
+        }
+        for other in outputs.dropFirst() {
+            for (p, q) in zip(outputs[0].view.planes, other.view.planes) {
+                var differing = 0
+                for y in 0..<p.height { for x in 0..<p.width where p[x, y] != q[x, y] { differing += 1 } }
+                #expect(differing == 0)
             }
         }
     }
