@@ -115,7 +115,12 @@ public final class PiPCompositor: @unchecked Sendable {
     /// Scales `picture` (aspect-filled) into `rect` of `output` and converts its colours.
     public func place(_ picture: SourcePicture, in rect: Rect, of output: I420View) {
         let plan = self.plan(source: picture.image.size, destination: rect)
-        if threads == 2 && rect.height >= 32 {
+        // Composing in place into a frame that needs no colour change: nothing to do at all
+        // (and no reason to wake the worker).
+        if isIdentity(plan) && picture.image.y.base == output.y.base && conversions[picture.matrix] == nil { return }
+        // Only big placements are split: an inset is bound by memory, which two threads here
+        // share (measured: slower on two threads), and pays the hand-off for nothing.
+        if threads == 2 && rect.width * rect.height >= layout.canvas.width * layout.canvas.height / 4 {
             if worker == nil { startWorker() }
             job = (picture, rect, output, plan)
             worker!.run()

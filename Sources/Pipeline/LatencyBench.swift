@@ -53,9 +53,12 @@ public struct LatencyBench {
     public var withScalar = false
     /// Threads the compositor may use for one frame (1 or 2).
     public var threads = 2
-    /// Distinct source frames are cycled through until this many bytes have passed, so that
-    /// every frame is read from memory as a fresh camera or decoder frame would be.
-    public var coldBytes = 64 << 20
+    /// Cold: distinct source frames are cycled through until 64 MB (twice the L3 cache) have
+    /// passed, so every frame comes from memory as a camera's DMA buffer does. Warm: two
+    /// frames alternate and stay in cache, like a frame a decoder has just written.
+    public enum Sources: String, Sendable, CaseIterable { case cold, warm }
+    public var sources = Sources.cold
+    var ringBytes: Int { sources == .cold ? 64 << 20 : 0 }
 
     public init() {}
 
@@ -70,7 +73,7 @@ public struct LatencyBench {
     /// not depend on content).
     private func ring(_ size: Size) -> [I420Buffer] {
         let bytes = size.width * size.height * 3 / 2
-        let count = max(2, coldBytes / bytes + 1)
+        let count = max(2, ringBytes / bytes + 1)
         return (0..<count).map { i in
             let b = I420Buffer(size: size)
             for p in b.view.planes {

@@ -3,6 +3,8 @@ import Foundation
 import MediaIO
 import Pipeline
 
+extension LatencyBench.Sources: ExpressibleByArgument {}
+
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure compositing latency per frame, against libswscale doing the same scaling.",
@@ -18,6 +20,8 @@ struct Bench: ParsableCommand {
     var budgetMs = 16.0
     @Flag(help: "Also time the scalar reference kernels (slow).") var withScalar = false
     @Option(help: "Threads composing each frame (1 or 2).") var threads = 2
+    @Option(help: "cold: every source frame comes from memory (a camera's); warm: from cache (a decoder's).")
+    var sources: LatencyBench.Sources = .cold
     @Option(help: ArgumentHelp("Only these cases (comma-separated).", valueName: "NAMES"))
     var cases: String?
 
@@ -38,6 +42,7 @@ struct Bench: ParsableCommand {
         bench.frames = frames
         bench.withScalar = withScalar
         bench.threads = threads
+        bench.sources = sources
         let selected = cases.map { Set($0.split(separator: ",").map(String.init)) }
         var results: [LatencyBench.Result] = []
         for c in LatencyBench.cases where selected?.contains(c.name) ?? true {
@@ -62,7 +67,8 @@ struct Bench: ParsableCommand {
             if let s = r.scalar { fields.append("\"scalar_p50_ms\": \(n(s.p50))") }
             return "{" + fields.joined(separator: ", ") + "}"
         }
-        return "{\"cases\": [" + cases.joined(separator: ", ") + "], \"budget_ms\": \(n(budgetMs)), \"within_budget\": \(within)}"
+        return "{\"cases\": [" + cases.joined(separator: ", ") + "], \"budget_ms\": \(n(budgetMs)), \"within_budget\": \(within)"
+            + ", \"sources\": \"\(sources.rawValue)\", \"threads\": \(threads)}"
     }
 
     private func printTable(_ results: [LatencyBench.Result], within: Bool) {
@@ -75,7 +81,7 @@ struct Bench: ParsableCommand {
             if let s = r.scalar { line += String(format: " | %9.3f", s.p50) }
             print(line)
         }
-        print(String(format: "budget %.1f ms per frame (p99): %@; %d frames per case, cold sources, %d thread(s)",
-                     budgetMs, within ? "met" : "EXCEEDED", results.first?.ours.frames ?? 0, threads))
+        print(String(format: "budget %.1f ms per frame (p99): %@; %d frames per case, %@ sources, %d thread(s)",
+                     budgetMs, within ? "met" : "EXCEEDED", results.first?.ours.frames ?? 0, sources.rawValue, threads))
     }
 }
