@@ -19,7 +19,7 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.wallClock, .mallocCountTotal],
         warmupIterations: 20,
         scalingFactor: .one,
-        maxDuration: .seconds(2),
+        maxDuration: .seconds(1),
         maxIterations: 2000,
         thresholds: [.mallocCountTotal: .init(absolute: [.p99: 0])]
     )
