@@ -9,14 +9,14 @@ let package = Package(
     name: "DualCamBenchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(path: ".."),
+        .package(name: "DualCam", path: ".."),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         .executableTarget(
             name: "CompositorBenchmarks",
             dependencies: [
-                .product(name: "Compositor", package: "main"),
+                .product(name: "Compositor", package: "DualCam"),
                 .product(name: "Benchmark", package: "package-benchmark"),
             ],
             path: "Benchmarks/CompositorBenchmarks",
