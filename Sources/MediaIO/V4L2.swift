@@ -1,0 +1,194 @@
+import CV4L2
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed V4L2 call: which one, on which device, and errno.
+public struct V4L2Error: Error, CustomStringConvertible, Equatable, Sendable {
+    public let device: String
+    public let operation: String
+    public let code: Int32
+
+    public var description: String { "\(device): \(operation) failed: \(String(cString: strerror(code)))" }
+    /// The camera is gone (unplugged) or broken beyond this stream.
+    public var isFatal: Bool { code == ENODEV || code == EIO || code == ENXIO }
+}
+
+/// A four-character pixel format code.
+public struct FourCC: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt32
+    public init(_ rawValue: UInt32) { self.rawValue = rawValue }
+    public init(_ text: String) {
+        let b = Array(text.utf8) + [32, 32, 32, 32]
+        rawValue = UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+    }
+    public var description: String {
+        String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: rawValue >> (8 * $0)) }, as: UTF8.self)
+            .trimmingCharacters(in: .whitespaces)
+    }
+    public static let yuyv = FourCC(dc_V4L2_PIX_FMT_YUYV())
+    public static let nv12 = FourCC(dc_V4L2_PIX_FMT_NV12())
+    public static let yu12 = FourCC(dc_V4L2_PIX_FMT_YUV420())
+    public static let mjpeg = FourCC(dc_V4L2_PIX_FMT_MJPEG())
+}
+
+/// What one capture device offers.
+public struct CaptureDeviceInfo: Sendable, Codable {
+    public struct Mode: Sendable, Codable {
+        public var width: Int
+        public var height: Int
+        public var framesPerSecond: [Double]
+    }
+    public struct Format: Sendable, Codable {
+        public var fourcc: String
+        public var description: String
+        public var emulated: Bool
+        public var modes: [Mode]
+    }
+    public var path: String
+    public var card: String
+    public var driver: String
+    public var bus: String
+    public var formats: [Format]
+}
+
+/// An open V4L2 device (through libv4l2). Owns the descriptor and, while streaming, the
+/// mapped buffers; `deinit` stops streaming, unmaps and closes.
+public final class V4L2Device {
+    public let path: String
+    let fd: Int32
+    private var mapped: [(pointer: UnsafeMutableRawPointer, length: Int)] = []
+    private var streaming = false
+
+    public init(path: String) throws(V4L2Error) {
+        self.path = path
+        let fd = dc_v4l2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw V4L2Error(device: path, operation: "open", code: errno) }
+        self.fd = fd
+    }
+
+    deinit {
+        if streaming { var type = UInt32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue); _ = dc_v4l2_ioctl(fd, dc_VIDIOC_STREAMOFF(), &type) }
+        for m in mapped { _ = dc_v4l2_munmap(m.pointer, m.length) }
+        _ = dc_v4l2_close(fd)
+    }
+
+    /// The one place ioctls are issued: EINTR is retried here, failures become typed errors.
+    @discardableResult
+    func ioctl<T>(_ request: UInt, _ name: String, _ argument: inout T) throws(V4L2Error) -> Int32 {
+        while true {
+            let rc = withUnsafeMutablePointer(to: &argument) { dc_v4l2_ioctl(fd, request, $0) }
+            if rc >= 0 { return rc }
+            let e = errno
+            if e == EINTR { continue }
+            throw V4L2Error(device: path, operation: name, code: e)
+        }
+    }
+
+    /// ioctl for enumerations: EINVAL means "no more entries".
+    func enumerate<T>(_ request: UInt, _ name: String, _ argument: inout T) throws(V4L2Error) -> Bool {
+        do {
+            try ioctl(request, name, &argument)
+            return true
+        } catch {
+            if error.code == EINVAL { return false }
+            throw error
+        }
+    }
+
+    public struct Capabilities: Sendable {
+        public var card: String
+        public var driver: String
+        public var bus: String
+        public var canCapture: Bool
+    }
+
+    public func capabilities() throws(V4L2Error) -> Capabilities {
+        var cap = v4l2_capability()
+        try ioctl(dc_VIDIOC_QUERYCAP(), "VIDIOC_QUERYCAP", &cap)
+        let caps = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
+        func text<U>(_ t: U) -> String {
+            withUnsafeBytes(of: t) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
+        return Capabilities(card: text(cap.card), driver: text(cap.driver), bus: text(cap.bus_info),
+                            canCapture: caps & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 && caps & UInt32(V4L2_CAP_STREAMING) != 0)
+    }
+
+    public func formats() throws(V4L2Error) -> [CaptureDeviceInfo.Format] {
+        var result: [CaptureDeviceInfo.Format] = []
+        var index: UInt32 = 0
+        while true {
+            var desc = v4l2_fmtdesc()
+            desc.index = index
+            desc.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            guard try enumerate(dc_VIDIOC_ENUM_FMT(), "VIDIOC_ENUM_FMT", &desc) else { break }
+            let name = withUnsafeBytes(of: desc.description) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            result.append(CaptureDeviceInfo.Format(
+                fourcc: FourCC(desc.pixelformat).description, description: name,
+                emulated: desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) != 0, modes: try modes(desc.pixelformat)))
+            index += 1
+        }
+        return result
+    }
+
+    private func modes(_ pixelformat: UInt32) throws(V4L2Error) -> [CaptureDeviceInfo.Mode] {
+        var modes: [CaptureDeviceInfo.Mode] = []
+        var index: UInt32 = 0
+        while true {
+            var size = v4l2_frmsizeenum()
+            size.index = index
+            size.pixel_format = pixelformat
+            guard try enumerate(dc_VIDIOC_ENUM_FRAMESIZES(), "VIDIOC_ENUM_FRAMESIZES", &size) else { break }
+            if size.type == V4L2_FRMSIZE_TYPE_DISCRETE.rawValue {
+                let w = Int(size.discrete.width), h = Int(size.discrete.height)
+                modes.append(.init(width: w, height: h, framesPerSecond: try rates(pixelformat, w, h)))
+            } else {
+                // Stepwise or continuous: report the largest, which is what matters most.
+                let w = Int(size.stepwise.max_width), h = Int(size.stepwise.max_height)
+                modes.append(.init(width: w, height: h, framesPerSecond: try rates(pixelformat, w, h)))
+                break
+            }
+            index += 1
+        }
+        return modes
+    }
+
+    private func rates(_ pixelformat: UInt32, _ w: Int, _ h: Int) throws(V4L2Error) -> [Double] {
+        var rates: [Double] = []
+        var index: UInt32 = 0
+        while true {
+            var ival = v4l2_frmivalenum()
+            ival.index = index
+            ival.pixel_format = pixelformat
+            ival.width = UInt32(w)
+            ival.height = UInt32(h)
+            guard try enumerate(dc_VIDIOC_ENUM_FRAMEINTERVALS(), "VIDIOC_ENUM_FRAMEINTERVALS", &ival) else { break }
+            if ival.type == V4L2_FRMIVAL_TYPE_DISCRETE.rawValue {
+                if ival.discrete.numerator > 0 { rates.append(Double(ival.discrete.denominator) / Double(ival.discrete.numerator)) }
+            } else {
+                if ival.stepwise.min.numerator > 0 {
+                    rates.append(Double(ival.stepwise.min.denominator) / Double(ival.stepwise.min.numerator))
+                }
+                break
+            }
+            index += 1
+        }
+        return rates
+    }
+
+    /// Every V4L2 capture device on this machine, by path order.
+    public static func list() -> [CaptureDeviceInfo] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []
+        let paths = names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
+            .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }.map { "/dev/\($0)" }
+        var result: [CaptureDeviceInfo] = []
+        for path in paths {
+            guard let device = try? V4L2Device(path: path), let caps = try? device.capabilities(), caps.canCapture
+            else { continue }
+            result.append(CaptureDeviceInfo(path: path, card: caps.card, driver: caps.driver, bus: caps.bus,
+                                            formats: (try? device.formats()) ?? []))
+        }
+        return result
+    }
+}
