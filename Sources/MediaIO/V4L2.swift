@@ -74,6 +74,14 @@ public final class V4L2Device {
         _ = dc_v4l2_close(fd)
     }
 
+    func addMapping(_ p: UnsafeMutableRawPointer, _ length: Int) { mapped.append((p, length)) }
+    func mapping(_ i: Int) -> (pointer: UnsafeMutableRawPointer, length: Int)? { i < mapped.count ? mapped[i] : nil }
+    func markStreaming(_ on: Bool) { streaming = on }
+    func unmapAll() {
+        for m in mapped { _ = dc_v4l2_munmap(m.pointer, m.length) }
+        mapped.removeAll()
+    }
+
     /// The one place ioctls are issued: EINTR is retried here, failures become typed errors.
     @discardableResult
     func ioctl<T>(_ request: UInt, _ name: String, _ argument: inout T) throws(V4L2Error) -> Int32 {

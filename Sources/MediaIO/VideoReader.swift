@@ -37,8 +37,7 @@ public final class VideoReader {
     private let timeBase: Double
     private var originPTS: Int64?
     private var lastPTS: Int64?
-    private var scaler: OpaquePointer?
-    private var scalerKey: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
+    private let normaliser = PictureNormalizer()
     private(set) public var framesDecoded = 0
     /// Duration of the stream by the container's index, when it has one.
     public let declaredDuration: Double?
@@ -66,8 +65,6 @@ public final class VideoReader {
             ? Double(stream.pointee.duration) * timeBase : nil
         nominalFrameDuration = rate.num > 0 && rate.den > 0 ? Double(rate.den) / Double(rate.num) : 1.0 / 30
     }
-
-    deinit { sws_freeContext(scaler) }
 
     /// The next picture, or nil at the end of the stream.
     public func next() throws(MediaError) -> VideoPicture? {
@@ -113,49 +110,8 @@ public final class VideoReader {
                             frame: frame, converted: rotated)
     }
 
-    /// The frame as limited-range I420: borrowed when it already is, converted by
-    /// libswscale (format, bit depth, range) when not. The Y'CbCr matrix is not changed
-    /// here; the compositor re-encodes it.
-    private func normalise(_ f: UnsafeMutablePointer<AVFrame>) throws(MediaError)
-        -> (I420View, I420Buffer?, YCbCrMatrix) {
-        let w = f.pointee.width, h = f.pointee.height
-        let format = AVPixelFormat(rawValue: f.pointee.format)
-        let fullRange = f.pointee.color_range == AVCOL_RANGE_JPEG
-            || format == AV_PIX_FMT_YUVJ420P || format == AV_PIX_FMT_YUVJ422P || format == AV_PIX_FMT_YUVJ444P
-        let desc = av_pix_fmt_desc_get(format)
-        let isRGB = desc.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB)) != 0 } ?? false
-        let matrix = isRGB ? .bt709 : Self.matrix(of: f.pointee.colorspace, height: Int(h))
-
-        if format == AV_PIX_FMT_YUV420P && !fullRange && f.pointee.linesize.0 > 0 {
-            return (Self.view(of: f), nil, matrix)
-        }
-        let key = (w, h, f.pointee.format, fullRange ? 1 as Int32 : 0)
-        if scaler == nil || key != scalerKey {
-            sws_freeContext(scaler)
-            scaler = sws_getContext(w, h, format, w, h, AV_PIX_FMT_YUV420P,
-                                    Int32(SWS_BILINEAR | SWS_ACCURATE_RND), nil, nil, nil)
-            guard scaler != nil else {
-                throw .undecodable(path: path, reason: "unsupported pixel format "
-                                   + (desc.map { String(cString: $0.pointee.name) } ?? "\(format.rawValue)"))
-            }
-            scalerKey = key
-            // RGB sources are encoded straight to BT.709; YUV sources keep their matrix.
-            let table = sws_getCoefficients(isRGB ? SWS_CS_ITU709 : SWS_CS_DEFAULT)
-            sws_setColorspaceDetails(scaler, table, fullRange || isRGB ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
-        }
-        let buffer = I420Buffer(size: Size(width: Int(w), height: Int(h)))
-        let v = buffer.view
-        var dst: [UnsafeMutablePointer<UInt8>?] = [v.y.base, v.u.base, v.v.base, nil]
-        var dstStride: [Int32] = [Int32(v.y.stride), Int32(v.u.stride), Int32(v.v.stride), 0]
-        let src = withUnsafePointer(to: f.pointee.data) {
-            $0.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { Array(UnsafeBufferPointer(start: $0, count: 8)) }
-        }
-        let srcStride = withUnsafePointer(to: f.pointee.linesize) {
-            $0.withMemoryRebound(to: Int32.self, capacity: 8) { Array(UnsafeBufferPointer(start: $0, count: 8)) }
-        }
-        let rc = sws_scale(scaler, src, srcStride, 0, h, &dst, &dstStride)
-        guard rc > 0 else { throw .undecodable(path: path, reason: "pixel format conversion failed") }
-        return (v, buffer, matrix)
+    private func normalise(_ f: UnsafeMutablePointer<AVFrame>) throws(MediaError) -> (I420View, I420Buffer?, YCbCrMatrix) {
+        try normaliser.normalise(f, path: path)
     }
 
     static func view(of f: UnsafeMutablePointer<AVFrame>) -> I420View {

@@ -165,3 +165,36 @@ import Testing
         }
     }
 }
+
+@Suite struct CameraFormatTests {
+    @Test(arguments: [(640, 360), (1280, 720), (32, 2), (34, 3), (16, 1), (1920, 1080), (48, 17)])
+    func yuyvSIMDMatchesScalar(w: Int, h: Int) {
+        let stride = 2 * w + 8
+        var rng = SplitMix64(state: UInt64(w * h))
+        let src = (0..<(stride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let a = I420Buffer(size: Size(width: w, height: h)), b = I420Buffer(size: Size(width: w, height: h))
+        CameraFormats.yuyvScalar(src, stride: stride, into: a.view)
+        CameraFormats.yuyvSIMD(src, stride: stride, into: b.view)
+        for (p, q) in zip(a.view.planes, b.view.planes) {
+            #expect((0..<p.height).allSatisfy { y in (0..<p.width).allSatisfy { p[$0, y] == q[$0, y] } })
+        }
+        // Spot-check the layout: Y0 U0 Y1 V0.
+        #expect(a.view.y[1, 0] == src[2])
+        #expect(a.view.u[0, 0] == UInt8((Int(src[1]) + Int(src[h > 1 ? stride + 1 : 1]) + 1) >> 1))
+    }
+
+    @Test(arguments: [(640, 360), (1280, 720), (32, 2), (34, 3), (1920, 1080)])
+    func nv12SIMDMatchesScalar(w: Int, h: Int) {
+        let cw = (w + 1) / 2, ch = (h + 1) / 2
+        var rng = SplitMix64(state: UInt64(w + h))
+        let luma = (0..<(w * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let chroma = (0..<(2 * cw * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let a = I420Buffer(size: Size(width: w, height: h)), b = I420Buffer(size: Size(width: w, height: h))
+        CameraFormats.nv12Scalar(luma: luma, lumaStride: w, chroma: chroma, chromaStride: 2 * cw, into: a.view)
+        CameraFormats.nv12SIMD(luma: luma, lumaStride: w, chroma: chroma, chromaStride: 2 * cw, into: b.view)
+        for (p, q) in zip(a.view.planes, b.view.planes) {
+            #expect((0..<p.height).allSatisfy { y in (0..<p.width).allSatisfy { p[$0, y] == q[$0, y] } })
+        }
+        #expect(a.view.v[0, 0] == chroma[1])
+    }
+}

@@ -1,0 +1,99 @@
+/// Conversions of what cameras send into I420, each as a scalar reference and a SIMD version
+/// that must agree to the bit. 4:2:2 chroma becomes 4:2:0 by the rounded-up mean of each
+/// pair of rows (an odd last row keeps its own chroma).
+public enum CameraFormats {
+    @inline(__always)
+    static func mean(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>) -> SIMD16<UInt8> { (a | b) &- ((a ^ b) &>> 1) }
+    @inline(__always)
+    static func mean(_ a: UInt8, _ b: UInt8) -> UInt8 { UInt8((Int(a) + Int(b) + 1) >> 1) }
+
+    // MARK: YUYV (Y0 U0 Y1 V0, 4:2:2 packed)
+
+    public static func yuyvScalar(_ src: UnsafePointer<UInt8>, stride: Int, into out: I420View) {
+        let w = out.y.width, h = out.y.height
+        for y in 0..<h {
+            let row = src + y * stride
+            let luma = out.y.row(y)
+            for x in 0..<w { luma[x] = row[2 * x] }
+        }
+        for cy in 0..<out.u.height {
+            let r0 = src + 2 * cy * stride
+            let r1 = src + min(2 * cy + 1, h - 1) * stride
+            let u = out.u.row(cy), v = out.v.row(cy)
+            for cx in 0..<out.u.width {
+                u[cx] = mean(r0[4 * cx + 1], r1[4 * cx + 1])
+                v[cx] = mean(r0[4 * cx + 3], r1[4 * cx + 3])
+            }
+        }
+    }
+
+    public static func yuyvSIMD(_ src: UnsafePointer<UInt8>, stride: Int, into out: I420View) {
+        let w = out.y.width, h = out.y.height
+        guard w >= 32 else { return yuyvScalar(src, stride: stride, into: out) }
+        let raw = UnsafeRawPointer(src)
+        for y in 0..<h {
+            let row = raw + y * stride
+            let luma = UnsafeMutableRawPointer(out.y.row(y))
+            var x = 0
+            while x < w {
+                if x &+ 16 > w { x = w &- 16 }  // overlap the last block rather than go scalar
+                let pairs = row.loadUnaligned(fromByteOffset: 2 &* x, as: SIMD32<UInt8>.self)
+                luma.storeBytes(of: pairs.evenHalf, toByteOffset: x, as: SIMD16<UInt8>.self)
+                x &+= 16
+            }
+        }
+        let cw = out.u.width
+        for cy in 0..<out.u.height {
+            let r0 = raw + 2 * cy * stride, r1 = raw + min(2 * cy + 1, h - 1) * stride
+            let u = UnsafeMutableRawPointer(out.u.row(cy)), v = UnsafeMutableRawPointer(out.v.row(cy))
+            var cx = 0
+            while cx < cw {
+                if cx &+ 16 > cw { cx = cw &- 16 }
+                // 16 chroma pairs are 64 bytes: the odd bytes are U V U V ...
+                let a = SIMD32<UInt8>(lowHalf: r0.loadUnaligned(fromByteOffset: 4 &* cx, as: SIMD32<UInt8>.self).oddHalf,
+                                      highHalf: r0.loadUnaligned(fromByteOffset: 4 &* cx &+ 32, as: SIMD32<UInt8>.self).oddHalf)
+                let b = SIMD32<UInt8>(lowHalf: r1.loadUnaligned(fromByteOffset: 4 &* cx, as: SIMD32<UInt8>.self).oddHalf,
+                                      highHalf: r1.loadUnaligned(fromByteOffset: 4 &* cx &+ 32, as: SIMD32<UInt8>.self).oddHalf)
+                u.storeBytes(of: mean(a.evenHalf, b.evenHalf), toByteOffset: cx, as: SIMD16<UInt8>.self)
+                v.storeBytes(of: mean(a.oddHalf, b.oddHalf), toByteOffset: cx, as: SIMD16<UInt8>.self)
+                cx &+= 16
+            }
+        }
+    }
+
+    // MARK: NV12 (Y plane, then interleaved U V at half size)
+
+    public static func nv12Scalar(luma: UnsafePointer<UInt8>, lumaStride: Int, chroma: UnsafePointer<UInt8>,
+                                  chromaStride: Int, into out: I420View) {
+        for y in 0..<out.y.height { out.y.row(y).update(from: luma + y * lumaStride, count: out.y.width) }
+        for cy in 0..<out.u.height {
+            let row = chroma + cy * chromaStride
+            let u = out.u.row(cy), v = out.v.row(cy)
+            for cx in 0..<out.u.width {
+                u[cx] = row[2 * cx]
+                v[cx] = row[2 * cx + 1]
+            }
+        }
+    }
+
+    public static func nv12SIMD(luma: UnsafePointer<UInt8>, lumaStride: Int, chroma: UnsafePointer<UInt8>,
+                                chromaStride: Int, into out: I420View) {
+        let cw = out.u.width
+        guard cw >= 16 else {
+            return nv12Scalar(luma: luma, lumaStride: lumaStride, chroma: chroma, chromaStride: chromaStride, into: out)
+        }
+        for y in 0..<out.y.height { out.y.row(y).update(from: luma + y * lumaStride, count: out.y.width) }
+        for cy in 0..<out.u.height {
+            let row = UnsafeRawPointer(chroma + cy * chromaStride)
+            let u = UnsafeMutableRawPointer(out.u.row(cy)), v = UnsafeMutableRawPointer(out.v.row(cy))
+            var cx = 0
+            while cx < cw {
+                if cx &+ 16 > cw { cx = cw &- 16 }
+                let pairs = row.loadUnaligned(fromByteOffset: 2 &* cx, as: SIMD32<UInt8>.self)
+                u.storeBytes(of: pairs.evenHalf, toByteOffset: cx, as: SIMD16<UInt8>.self)
+                v.storeBytes(of: pairs.oddHalf, toByteOffset: cx, as: SIMD16<UInt8>.self)
+                cx &+= 16
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import CFFmpeg
+import Compositor
+
+/// Turns a decoded frame into limited-range I420: borrowed when it already is, converted by
+/// libswscale (format, bit depth, range) when not. The Y'CbCr matrix is not changed here;
+/// the compositor re-encodes it. Owns its SwsContext, rebuilt only when the input changes.
+final class PictureNormalizer {
+    private var scaler: OpaquePointer?
+    private var key: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
+
+    deinit { sws_freeContext(scaler) }
+
+    /// `into`: where a conversion goes (allocated per frame when nil).
+    func normalise(_ f: UnsafeMutablePointer<AVFrame>, path: String, into reuse: I420Buffer? = nil)
+        throws(MediaError) -> (I420View, I420Buffer?, YCbCrMatrix) {
+        let w = f.pointee.width, h = f.pointee.height
+        let format = AVPixelFormat(rawValue: f.pointee.format)
+        let fullRange = f.pointee.color_range == AVCOL_RANGE_JPEG
+            || format == AV_PIX_FMT_YUVJ420P || format == AV_PIX_FMT_YUVJ422P || format == AV_PIX_FMT_YUVJ444P
+        let desc = av_pix_fmt_desc_get(format)
+        let isRGB = desc.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB)) != 0 } ?? false
+        let matrix = isRGB ? .bt709 : VideoReader.matrix(of: f.pointee.colorspace, height: Int(h))
+
+        if format == AV_PIX_FMT_YUV420P && !fullRange && f.pointee.linesize.0 > 0 {
+            return (VideoReader.view(of: f), nil, matrix)
+        }
+        let k = (w, h, f.pointee.format, fullRange ? 1 as Int32 : 0)
+        if scaler == nil || k != key {
+            sws_freeContext(scaler)
+            scaler = sws_getContext(w, h, format, w, h, AV_PIX_FMT_YUV420P,
+                                    Int32(SWS_BILINEAR | SWS_ACCURATE_RND), nil, nil, nil)
+            guard scaler != nil else {
+                throw .undecodable(path: path, reason: "unsupported pixel format "
+                                   + (desc.map { String(cString: $0.pointee.name) } ?? "\(format.rawValue)"))
+            }
+            key = k
+            // RGB sources are encoded straight to BT.709; YUV sources keep their matrix.
+            let table = sws_getCoefficients(isRGB ? SWS_CS_ITU709 : SWS_CS_DEFAULT)
+            sws_setColorspaceDetails(scaler, table, fullRange || isRGB ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
+        }
+        let size = Size(width: Int(w), height: Int(h))
+        let buffer = reuse.flatMap { $0.size == size ? $0 : nil } ?? I420Buffer(size: size)
+        let v = buffer.view
+        let rc = withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { dst in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 4) { dstStride in
+                dst[0] = v.y.base; dst[1] = v.u.base; dst[2] = v.v.base; dst[3] = nil
+                dstStride[0] = Int32(v.y.stride); dstStride[1] = Int32(v.u.stride); dstStride[2] = Int32(v.v.stride)
+                dstStride[3] = 0
+                return withUnsafePointer(to: f.pointee.data) { data in
+                    withUnsafePointer(to: f.pointee.linesize) { lines in
+                        data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { src in
+                            lines.withMemoryRebound(to: Int32.self, capacity: 8) { srcStride in
+                                sws_scale(scaler, src, srcStride, 0, h, dst.baseAddress, dstStride.baseAddress)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        guard rc > 0 else { throw .undecodable(path: path, reason: "pixel format conversion failed") }
+        return (v, buffer, matrix)
+    }
+}
+
+/// Decodes camera MJPEG buffers (one JPEG each) into limited-range I420.
+public final class MJPEGDecoder {
+    private let codec: CodecContext
+    private let packet = Packet()
+    private let frame = Frame()
+    private let normaliser = PictureNormalizer()
+    public let name: String
+
+    public init(name: String) throws(MediaError) {
+        self.name = name
+        guard let c = avcodec_find_decoder(AV_CODEC_ID_MJPEG), let ctx = CodecContext(codec: c) else {
+            throw .unsupportedCodec(path: name, codec: "mjpeg")
+        }
+        codec = ctx
+        ctx.pointer.pointee.thread_count = 1
+        try check(avcodec_open2(ctx.pointer, c, nil)) { .undecodable(path: name, reason: $0) }
+    }
+
+    /// Decodes one JPEG into `into` (resized if the picture size differs). Returns the
+    /// picture and its matrix; a damaged JPEG throws.
+    public func decode(_ jpeg: UnsafeRawBufferPointer, into buffer: I420Buffer) throws(MediaError)
+        -> (I420Buffer, YCbCrMatrix) {
+        guard let base = jpeg.baseAddress, jpeg.count > 4 else { throw .undecodable(path: name, reason: "empty frame") }
+        // Not reference-counted: the decoder copies what it keeps.
+        packet.pointer.pointee.data = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+        packet.pointer.pointee.size = Int32(jpeg.count)
+        defer { packet.pointer.pointee.data = nil; packet.pointer.pointee.size = 0 }
+        try check(avcodec_send_packet(codec.pointer, packet.pointer)) { .undecodable(path: name, reason: $0) }
+        try check(avcodec_receive_frame(codec.pointer, frame.pointer)) { .undecodable(path: name, reason: $0) }
+        defer { av_frame_unref(frame.pointer) }
+        let (view, converted, matrix) = try normaliser.normalise(frame.pointer, path: name, into: buffer)
+        if let converted { return (converted, matrix) }
+        // Already limited-range I420 (rare for JPEG): copy out of the decoder's frame.
+        let out = buffer.size == view.size ? buffer : I420Buffer(size: view.size)
+        out.view.copy(from: view)
+        return (out, matrix)
+    }
+}
