@@ -37,6 +37,6 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "CompositorTests", dependencies: ["Compositor"]),
-        .testTarget(name: "DualCamTests", dependencies: ["Compositor"]),
+        .testTarget(name: "DualCamTests", dependencies: ["Compositor", "MediaIO"]),
     ]
 )

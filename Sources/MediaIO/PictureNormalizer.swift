@@ -85,6 +85,12 @@ public final class MJPEGDecoder {
     public func decode(_ jpeg: UnsafeRawBufferPointer, into buffer: I420Buffer) throws(MediaError)
         -> (I420Buffer, YCbCrMatrix) {
         guard let base = jpeg.baseAddress, jpeg.count > 4 else { throw .undecodable(path: name, reason: "empty frame") }
+        // A frame that lost its tail in transfer has no end-of-image marker; libavcodec would
+        // conceal the loss with grey, so it is rejected here (some cameras pad after it).
+        let tail = jpeg.suffix(256)
+        guard zip(tail, tail.dropFirst()).contains(where: { $0 == 0xFF && $1 == 0xD9 }) else {
+            throw .undecodable(path: name, reason: "truncated JPEG (no end-of-image marker)")
+        }
         // Not reference-counted: the decoder copies what it keeps.
         packet.pointer.pointee.data = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
         packet.pointer.pointee.size = Int32(jpeg.count)
