@@ -10,6 +10,12 @@ public struct V4L2Error: Error, CustomStringConvertible, Equatable, Sendable {
     public let operation: String
     public let code: Int32
 
+    public init(device: String, operation: String, code: Int32) {
+        self.device = device
+        self.operation = operation
+        self.code = code
+    }
+
     public var description: String { "\(device): \(operation) failed: \(String(cString: strerror(code)))" }
     /// The camera is gone (unplugged) or broken beyond this stream.
     public var isFatal: Bool { code == ENODEV || code == EIO || code == ENXIO }

@@ -1,3 +1,4 @@
+import Compositor
 import CV4L2
 import Foundation
 #if canImport(Glibc)
@@ -12,6 +13,8 @@ public struct StreamFormat: Sendable, Equatable, CustomStringConvertible {
     public var bytesPerLine: Int
     public var imageSize: Int
     public var framesPerSecond: Double
+    /// The Y'CbCr matrix the driver says its YUV frames use.
+    public var matrix: YCbCrMatrix = .bt601
     public var description: String { "\(fourcc) \(width)x\(height) @ \(String(format: "%g", framesPerSecond)) fps" }
 }
 
@@ -34,9 +37,19 @@ extension V4L2Device {
         f.fmt.pix.pixelformat = fourcc.rawValue
         f.fmt.pix.field = V4L2_FIELD_NONE.rawValue
         try ioctl(dc_VIDIOC_S_FMT(), "VIDIOC_S_FMT", &f)
+        // Most webcams (sRGB, JPEG colorspaces) encode with BT.601 whatever the size.
+        let encoding = f.fmt.pix.ycbcr_enc, space = f.fmt.pix.colorspace
+        let matrix: YCbCrMatrix
+        if encoding == UInt32(V4L2_YCBCR_ENC_709.rawValue) || (encoding == 0 && space == V4L2_COLORSPACE_REC709.rawValue) {
+            matrix = .bt709
+        } else if encoding == UInt32(V4L2_YCBCR_ENC_BT2020.rawValue) || (encoding == 0 && space == V4L2_COLORSPACE_BT2020.rawValue) {
+            matrix = .bt2020
+        } else {
+            matrix = .bt601
+        }
         return StreamFormat(fourcc: FourCC(f.fmt.pix.pixelformat), width: Int(f.fmt.pix.width),
                             height: Int(f.fmt.pix.height), bytesPerLine: Int(f.fmt.pix.bytesperline),
-                            imageSize: Int(f.fmt.pix.sizeimage), framesPerSecond: 0)
+                            imageSize: Int(f.fmt.pix.sizeimage), framesPerSecond: 0, matrix: matrix)
     }
 
     /// Asks for a frame rate; returns the one the driver chose (0 if it cannot say).

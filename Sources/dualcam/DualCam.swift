@@ -9,7 +9,7 @@ struct DualCam: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dualcam",
         abstract: "Picture-in-picture video from two cameras or two files.",
-        subcommands: [Compose.self, Bench.self, Devices.self])
+        subcommands: [Compose.self, Record.self, Devices.self, Bench.self])
 }
 
 /// Prints a failure as one line on stderr and exits non-zero: what users and scripts see.

@@ -1,0 +1,177 @@
+import Compositor
+import Foundation
+import MediaIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Seconds on CLOCK_MONOTONIC, the clock V4L2 stamps buffers with.
+public func monotonicNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// A captured picture, owned by its source's pool.
+public final class LiveFrame: @unchecked Sendable {
+    public let buffer: I420Buffer
+    public fileprivate(set) var timestamp = 0.0
+    public fileprivate(set) var matrix = YCbCrMatrix.bt601
+    init(size: Size) { buffer = I420Buffer(size: size) }
+    public var picture: SourcePicture { SourcePicture(image: buffer.view, matrix: matrix) }
+}
+
+/// The newest frame of a live source, handed from its capture thread to the composer.
+/// Three frames circulate: the one published, the one the composer holds, and the one being
+/// filled, so the capture thread never waits and never writes what is being read.
+final class FrameExchange: @unchecked Sendable {
+    private let lock = NSLock()
+    private var frames: [LiveFrame] = []
+    private var published: Int?
+    private var held: Int?
+    private var fresh = false
+    /// Frames published and replaced before anyone took them.
+    private(set) var overwritten = 0
+    private(set) var published_count = 0
+
+    /// A frame the capture thread may fill (sized `size`; reallocated if the size changed).
+    func frameToFill(size: Size) -> LiveFrame {
+        lock.lock()
+        defer { lock.unlock() }
+        if frames.isEmpty { frames = (0..<3).map { _ in LiveFrame(size: size) } }
+        let i = (0..<3).first { $0 != published && $0 != held }!
+        if frames[i].buffer.size != size { frames[i] = LiveFrame(size: size) }
+        return frames[i]
+    }
+
+    func publish(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix) {
+        frame.timestamp = timestamp
+        frame.matrix = matrix
+        lock.lock()
+        if fresh { overwritten += 1 }
+        published = frames.firstIndex { $0 === frame }
+        fresh = true
+        published_count += 1
+        lock.unlock()
+    }
+
+    /// The newest frame, held until the next `take` (nil before the first).
+    func take() -> (frame: LiveFrame, isNew: Bool)? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let p = published else { return nil }
+        held = p
+        let isNew = fresh
+        fresh = false
+        return (frames[p], isNew)
+    }
+}
+
+public enum SourceState: Equatable, Sendable {
+    case starting
+    case running
+    case lost(String)
+}
+
+/// A camera or a file played as one: frames arrive on their own thread.
+public class LiveSource: @unchecked Sendable {
+    public let name: String
+    let exchange = FrameExchange()
+    private let stateLock = NSLock()
+    private var _state = SourceState.starting
+    private var _lastArrival = 0.0
+    /// Signalled on every published frame (the composer waits on the driver's).
+    var onFrame: (() -> Void)?
+    var stopping = false
+    public private(set) var format = ""
+
+    init(name: String) { self.name = name }
+
+    public var state: SourceState {
+        stateLock.lock(); defer { stateLock.unlock() }
+        return _state
+    }
+    var lastArrival: Double {
+        stateLock.lock(); defer { stateLock.unlock() }
+        return _lastArrival
+    }
+    func setState(_ s: SourceState) {
+        stateLock.lock()
+        if case .lost = _state {} else { _state = s }
+        stateLock.unlock()
+    }
+    func setFormat(_ f: String) { format = f }
+
+    func published(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix) {
+        exchange.publish(frame, timestamp: timestamp, matrix: matrix)
+        stateLock.lock()
+        _lastArrival = monotonicNow()
+        if _state == .starting { _state = .running }
+        stateLock.unlock()
+        onFrame?()
+    }
+
+    /// Opens the source; errors here mean it cannot be used at all.
+    func open() throws {}
+    /// The capture loop, run on the source's own thread until `stopping` or loss.
+    func captureLoop() {}
+
+    private let finished = DispatchSemaphore(value: 0)
+    private var started = false
+
+    func start() {
+        started = true
+        let t = Thread { [self] in
+            captureLoop()
+            finished.signal()
+        }
+        t.name = "dualcam-capture"
+        t.start()
+    }
+
+    /// Stops the capture thread and waits for it, so its device can be closed safely.
+    func stop() {
+        stopping = true
+        if started {
+            finished.wait()
+            started = false
+        }
+    }
+}
+
+/// A video file played at its real-time pace, as if it were a camera: each picture is
+/// published when its time comes, stamped with the monotonic clock; the end of the file is
+/// treated as an unplugged camera.
+final class FileSource: LiveSource, @unchecked Sendable {
+    private let path: String
+    private var reader: VideoReader?
+
+    init(path: String) {
+        self.path = path
+        super.init(name: path)
+    }
+
+    override func open() throws {
+        reader = try VideoReader(path: path)
+        setFormat("file \(reader!.codecName) \(reader!.displaySize)")
+    }
+
+    override func captureLoop() {
+        guard let reader else { return }
+        let start = monotonicNow()
+        do {
+            while !stopping, let picture = try reader.next() {
+                let due = start + picture.time
+                let wait = due - monotonicNow()
+                if wait > 0 { usleep(UInt32(wait * 1e6)) }
+                if stopping { break }
+                let frame = exchange.frameToFill(size: picture.picture.image.size)
+                frame.buffer.view.copy(from: picture.picture.image)
+                published(frame, timestamp: monotonicNow(), matrix: picture.picture.matrix)
+            }
+            if !stopping { setState(.lost("the file ended")) }
+        } catch {
+            setState(.lost(error.description))
+        }
+    }
+}

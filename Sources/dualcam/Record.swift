@@ -1,0 +1,123 @@
+import ArgumentParser
+import Compositor
+import Foundation
+import MediaIO
+import Pipeline
+
+struct Record: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Record picture-in-picture from two cameras (or files played as cameras).",
+        discussion: """
+            With no --back/--front, the first two V4L2 capture devices are used (back = first). \
+            A file given as --back or --front plays at its real pace, as a camera would. \
+            While recording: s (then Enter when stdin is not a terminal) or SIGUSR1 swaps the \
+            pictures; q, Ctrl-C or SIGTERM stops and finishes the file. With one camera, it \
+            is recorded alone; a camera lost while recording leaves the other full frame.
+            """)
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The .mov file to write (default: dualcam-DATE-TIME.mov).",
+                                                      valueName: "OUT.mov"))
+    var output: String?
+    @Option(help: ArgumentHelp("The main camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var back: String?
+    @Option(help: ArgumentHelp("The inset camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var front: String?
+    @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS")) var duration: Double?
+    @Option(help: ArgumentHelp("Capture size asked of the cameras.", valueName: "WxH")) var capture = "1280x720"
+    @Option(help: "Capture frame rate asked of the cameras.") var fps = 30.0
+    @Option(help: ArgumentHelp("Audio: an ALSA capture device, or none for a silent track.", valueName: "ALSA_DEVICE|none"))
+    var audio = "none"
+    @Flag(help: "Start with the pictures swapped.") var swap = false
+    @Flag(help: "Print the summary as JSON.") var json = false
+    @Flag(help: "Replace OUT if it exists.") var overwrite = false
+    @Option(help: ArgumentHelp("x265 preset.", valueName: "X265PRESET")) var preset = "ultrafast"
+    @Option(help: "x265 constant rate factor, 0-51.") var crf = 28
+    @OptionGroup var layout: LayoutOptions
+
+    func validate() throws {
+        guard Size(parsing: capture) != nil else { throw ValidationError("--capture must be WIDTHxHEIGHT, e.g. 1280x720") }
+        if let duration, !(duration > 0 && duration.isFinite) { throw ValidationError("--duration must be positive") }
+        guard fps > 0 && fps <= 240 else { throw ValidationError("--fps must be between 0 and 240") }
+        guard EncodingOptions.presets.contains(preset) else { throw ValidationError("unknown --preset \(preset)") }
+        guard (0...51).contains(crf) else { throw ValidationError("--crf must be 0-51") }
+        guard audio == "none" else {
+            throw ValidationError("--audio \(audio): ALSA capture is not available in this build yet; use --audio none")
+        }
+    }
+
+    func run() throws {
+        FFmpegLog.setVerbose(false)
+        let stamp = DateFormatter()
+        stamp.dateFormat = "yyyyMMdd-HHmmss"
+        var options = RecordOptions(output: output ?? "dualcam-\(stamp.string(from: Date())).mov")
+        options.back = back
+        options.front = front
+        options.duration = duration
+        options.capture = Size(parsing: capture)!
+        options.framesPerSecond = fps
+        options.swap = swap
+        options.layout = try layout.layout()
+        options.video.preset = preset
+        options.video.crf = crf
+        options.overwrite = overwrite
+        let recorder = Recorder(options: options)
+        recorder.log = { FileHandle.standardError.write(Data("dualcam: \($0)\n".utf8)) }
+        Interruption.install()
+        Interruption.installSwapSignal()
+        let keys = KeyboardControl()
+        keys.start()
+        defer { keys.restore() }
+        recorder.shouldStop = { Interruption.requested }
+        recorder.swapRequests = { Interruption.swapCount }
+        do {
+            let s = try recorder.run()
+            keys.restore()
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(s), as: UTF8.self))
+            } else {
+                print(String(format: "recorded %@: %d frames (%.2f s)%@; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
+                             + "%d repeated, %d back frames dropped, %d lost by the cameras",
+                             s.output, s.frames, s.seconds, s.singleCamera ? ", single-camera mode" : "",
+                             s.latencyP50Ms, s.latencyP99Ms, s.latencyMaxMs, s.repeatedFrames, s.droppedBackFrames,
+                             s.cameraDroppedFrames))
+            }
+        } catch {
+            keys.restore()
+            fail((error as? CustomStringConvertible)?.description ?? "\(error)")
+        }
+    }
+}
+
+/// `s` swaps, `q` stops: single keys on a terminal (raw mode, restored on exit), lines otherwise.
+final class KeyboardControl: @unchecked Sendable {
+    private var saved: termios?
+
+    func start() {
+        if isatty(0) == 1 {
+            var t = termios()
+            if tcgetattr(0, &t) == 0 {
+                saved = t
+                t.c_lflag &= ~tcflag_t(ICANON | ECHO)
+                tcsetattr(0, TCSANOW, &t)
+            }
+        }
+        let thread = Thread {
+            var byte: UInt8 = 0
+            while read(0, &byte, 1) == 1 {
+                switch byte {
+                case UInt8(ascii: "s"), UInt8(ascii: "S"): Interruption.requestSwap()
+                case UInt8(ascii: "q"), UInt8(ascii: "Q"): Interruption.request()
+                default: break
+                }
+            }
+        }
+        thread.start()
+    }
+
+    func restore() {
+        if var t = saved {
+            tcsetattr(0, TCSANOW, &t)
+            saved = nil
+        }
+    }
+}
