@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+/// `record` with files played as cameras: the live pipeline on any machine.
+@Suite(.serialized) struct RecordTests {
+    static let back = Env.fixture("back-16x9-30fps.mp4")      // 3 s
+    static let portrait = Env.fixture("portrait-rotated-60fps.mp4")  // red over blue, 2 s
+
+    @Test func durationIsKeptToTheFrame() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("rec.mov")
+        let r = try dualcam(["record", "--back", Self.back, "--front", Reference.front, "--duration", "2.5", "-o", out, "--json"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let p = try Probe(out)
+        let v = try #require(p.stream("video"))
+        #expect(v["codec_name"] as? String == "hevc" && v["codec_tag_string"] as? String == "hvc1")
+        #expect(v["width"] as? Int == 1920 && v["r_frame_rate"] as? String == "30/1")
+        let duration = try #require(Probe.number(v["duration"]))
+        #expect(abs(duration - 2.5) <= 1.0 / 30, "\(duration) s")
+        let a = try #require(p.stream("audio"))
+        #expect(abs(try #require(Probe.number(a["duration"])) - duration) <= 0.05)
+        // The summary is one JSON object with the latency figures.
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(summary["frames"] as? Int == 75)
+        #expect((summary["latencyP99Ms"] as? Double ?? 1e9) < 1000)
+        #expect(summary["singleCamera"] as? Bool == false)
+    }
+
+    @Test func sigusr1SwapsThePicturesMidRecording() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("swap.mov"), front = dir.path("redblue.mkv")
+        // Red over blue, 4 s: outlasts the recording, so only the swap changes the layout.
+        try makeClip(front, ["-f", "lavfi", "-i", "color=red:s=360x320:r=30:d=4[a];color=blue:s=360x320:r=30:d=4[b];[a][b]vstack",
+                             "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        let r = try dualcam(["record", "--back", Self.back, "--front", front, "--duration", "2.9", "-o", out]) { p in
+            Thread.sleep(forTimeInterval: 1.5)
+            kill(p.processIdentifier, SIGUSR1)
+        }
+        try #require(r.status == 0, "\(r.stderr)")
+        // Early: red over blue is the inset. Late: it fills the frame.
+        let early = try Decode.frame(out, index: 10, pixelFormat: "rgb24")
+        let late = try Decode.frame(out, index: 80, pixelFormat: "rgb24")
+        let insetTop = meanRGB(early, width: 1920, x: 1784, y: 36, w: 80, h: 60)
+        let fullTopEarly = meanRGB(early, width: 1920, x: 200, y: 100, w: 400, h: 300)
+        let fullTopLate = meanRGB(late, width: 1920, x: 200, y: 100, w: 400, h: 300)
+        let fullBottomLate = meanRGB(late, width: 1920, x: 200, y: 700, w: 400, h: 300)
+        #expect(insetTop.0 > 180 && insetTop.2 < 80, "inset before the swap \(insetTop)")
+        #expect(!(fullTopEarly.0 > 180 && fullTopEarly.2 < 80), "full frame before the swap \(fullTopEarly)")
+        #expect(fullTopLate.0 > 180 && fullTopLate.2 < 80 && fullBottomLate.2 > 180, "after the swap \(fullTopLate) \(fullBottomLate)")
+    }
+
+    @Test func sigintFinishesAPlayableFile() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("stopped.mov")
+        let r = try dualcam(["record", "--back", Self.back, "--front", Reference.front, "-o", out]) { p in
+            Thread.sleep(forTimeInterval: 1.5)
+            kill(p.processIdentifier, SIGINT)
+        }
+        #expect(r.status == 0, "\(r.stderr)")
+        let v = try #require(try Probe(out).stream("video"))
+        let duration = try #require(Probe.number(v["duration"]))
+        #expect(duration > 0.5 && duration < 2.0, "\(duration) s")
+        // Every frame decodes.
+        let frames = Int(try #require(v["nb_frames"] as? String)) ?? 0
+        _ = try Decode.frame(out, index: frames - 1)
+        #expect(dir.contents == ["stopped.mov"])
+    }
+
+    @Test func oneSourceRecordsAloneAndSaysSo() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("single.mov")
+        let r = try dualcam(["record", "--back", Self.back, "--front", dir.path("missing-camera"), "--duration", "1", "-o", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("single-camera mode"))
+        #expect(try Probe(out).stream("video")?["nb_frames"] as? String == "30")
+    }
+
+    /// FRONT (2 s) ends mid-recording like an unplugged camera: BACK goes on alone, full
+    /// frame, and the file is as long as asked.
+    @Test func aSourceThatEndsIsDroppedAndTheFileGoesOn() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("lost.mov")
+        let r = try dualcam(["record", "--back", Self.back, "--front", Self.portrait, "--duration", "2.8", "-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("lost") && r.stderr.contains("alone"), "\(r.stderr)")
+        #expect(try Probe(out).stream("video")?["nb_frames"] as? String == "84")
+        // After the loss the inset is gone: the corner shows BACK, not the portrait's red.
+        let late = try Decode.frame(out, index: 82, pixelFormat: "rgb24")
+        let corner = meanRGB(late, width: 1920, x: 1784, y: 36, w: 80, h: 60)
+        #expect(!(corner.0 > 180 && corner.2 < 80), "corner \(corner)")
+    }
+
+    @Test func noCameraAtAllIsAClearError() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let r = try dualcam(["record", "--back", dir.path("nope"), "--front", dir.path("nope2"), "-o", dir.path("x.mov")])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("no usable camera"))
+        #expect(r.stderr.split(separator: "\n").last?.hasPrefix("dualcam: ") == true)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("x.mov")))
+    }
+}
