@@ -23,7 +23,10 @@ final class CameraSource: LiveSource, @unchecked Sendable {
     /// Cheapest to convert first; MJPEG (a decode per frame) when nothing else fits.
     static let preference: [FourCC] = [.yuyv, .nv12, .yu12, .mjpeg]
 
-    init(path: String, size: Size, fps: Double, log: @escaping (String) -> Void) {
+    private let only: FourCC?
+
+    init(path: String, size: Size, fps: Double, only: FourCC? = nil, log: @escaping (String) -> Void) {
+        self.only = only
         self.path = path
         self.size = size
         self.fps = fps
@@ -38,8 +41,9 @@ final class CameraSource: LiveSource, @unchecked Sendable {
         }
         let offered = try device.formats()
         let native = Set(offered.filter { !$0.emulated }.map(\.fourcc))
-        var candidates = Self.preference.filter { native.contains($0.description) }
-        if candidates.isEmpty { candidates = Self.preference.filter { f in offered.contains { $0.fourcc == f.description } } }
+        let wanted = only.map { [$0] } ?? Self.preference
+        var candidates = wanted.filter { native.contains($0.description) }
+        if candidates.isEmpty { candidates = wanted.filter { f in offered.contains { $0.fourcc == f.description } } }
         guard !candidates.isEmpty else {
             throw V4L2Error(device: path, operation: "find a usable pixel format (has \(offered.map(\.fourcc)))", code: EINVAL)
         }

@@ -18,7 +18,7 @@ final class EncodeQueue: @unchecked Sendable {
     /// Times the composer had to wait for the encoder.
     private(set) var waits = 0
 
-    init(writer: MovWriter, canvas: Size, depth: Int = 8, fps: Int) {
+    init(writer: MovWriter, canvas: Size, depth: Int = 32, fps: Int) {
         self.writer = writer
         free = (0..<depth).map { _ in I420Buffer(size: canvas) }
         samplesPerFrame = Int(OutputAudio.sampleRate) / fps

@@ -12,6 +12,8 @@ public struct RecordOptions: Sendable {
     public var capture = Size(width: 1280, height: 720)
     public var framesPerSecond = 30.0
     public var swap = false
+    /// Use only this pixel format (e.g. MJPEG on a bus too slow for two uncompressed streams).
+    public var pixelFormat: FourCC?
     public var layout = PiPLayout()
     public var video = VideoEncoderSettings()
     public var overwrite = false
@@ -67,7 +69,8 @@ public final class Recorder {
     func makeSource(_ spec: String) -> LiveSource {
         var st = stat()
         if stat(spec, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { return FileSource(path: spec) }
-        return CameraSource(path: spec, size: options.capture, fps: options.framesPerSecond, log: log)
+        return CameraSource(path: spec, size: options.capture, fps: options.framesPerSecond,
+                            only: options.pixelFormat, log: log)
     }
 
     public func run() throws(RecordError) -> RecordSummary {

@@ -26,6 +26,8 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("Audio: an ALSA capture device, or none for a silent track.", valueName: "ALSA_DEVICE|none"))
     var audio = "none"
     @Flag(help: "Start with the pictures swapped.") var swap = false
+    @Option(help: ArgumentHelp("Use only this camera pixel format: YUYV, NV12, YU12 or MJPG.", valueName: "FOURCC"))
+    var pixelFormat: String?
     @Flag(help: "Print the summary as JSON.") var json = false
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
     @Option(help: ArgumentHelp("x265 preset.", valueName: "X265PRESET")) var preset = "ultrafast"
@@ -38,6 +40,9 @@ struct Record: ParsableCommand {
         guard fps > 0 && fps <= 240 else { throw ValidationError("--fps must be between 0 and 240") }
         guard EncodingOptions.presets.contains(preset) else { throw ValidationError("unknown --preset \(preset)") }
         guard (0...51).contains(crf) else { throw ValidationError("--crf must be 0-51") }
+        if let pixelFormat, !["YUYV", "NV12", "YU12", "MJPG"].contains(pixelFormat) {
+            throw ValidationError("--pixel-format must be YUYV, NV12, YU12 or MJPG")
+        }
         guard audio == "none" else {
             throw ValidationError("--audio \(audio): ALSA capture is not available in this build yet; use --audio none")
         }
@@ -54,6 +59,7 @@ struct Record: ParsableCommand {
         options.capture = Size(parsing: capture)!
         options.framesPerSecond = fps
         options.swap = swap
+        options.pixelFormat = pixelFormat.map { FourCC($0) }
         options.layout = try layout.layout()
         options.video.preset = preset
         options.video.crf = crf
