@@ -62,10 +62,14 @@ struct RunResult {
 }
 
 @discardableResult
-func run(_ executable: String, _ arguments: [String], onStart: ((Process) -> Void)? = nil) throws -> RunResult {
+func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+         onStart: ((Process) -> Void)? = nil) throws -> RunResult {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable)
     p.arguments = arguments
+    if !environment.isEmpty {
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let out = Pipe(), err = Pipe()
     p.standardOutput = out
     p.standardError = err

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+/// `record` and `devices` against real V4L2 cameras: the kernel's vivid driver in a VM
+/// (Scripts/vivid-vm.sh, Tests/vivid/scenario.sh). The back camera shows solid blue, the
+/// front solid red. Each scenario boots its own VM, so every one starts from fresh devices.
+@Suite(.serialized) struct VividTests {
+    /// Runs a scenario in the VM; nil (having said why) when this machine cannot.
+    static func scenario(_ name: String, cameras: Int) throws -> TempDir? {
+        guard Env.canRun(getuid() == 0, otherwise: "the vivid VM needs root (qemu, 9p export of /)") else { return nil }
+        let vm = Env.repoRoot.appendingPathComponent("Scripts/vivid-vm.sh").path
+        let script = Env.repoRoot.appendingPathComponent("Tests/vivid/scenario.sh").path
+        let dir = try TempDir()
+        let r = try run(vm, ["--devices", "\(cameras)", "--", script, name, dir.url.path], environment: ["DUALCAM": Env.dualcam])
+        guard Env.canRun(r.status != 125, otherwise: "the vivid VM could not start: \(r.stderr.suffix(600))") else { return nil }
+        try #require(r.status == 0, "scenario \(name) exited \(r.status): \(r.stderr.suffix(2000))")
+        return dir
+    }
+
+    static func status(_ dir: TempDir) -> Int32? {
+        (try? String(contentsOfFile: dir.path("status"), encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    static func stderr(_ dir: TempDir) -> String { (try? String(contentsOfFile: dir.path("stderr.txt"), encoding: .utf8)) ?? "" }
+
+    enum Colour { case red, blue }
+    static func looks(_ c: (Int, Int, Int), like colour: Colour) -> Bool {
+        switch colour {
+        case .red: return c.0 > 160 && c.2 < 90
+        case .blue: return c.2 > 160 && c.0 < 90
+        }
+    }
+    static func inset(_ rgb: [UInt8]) -> (Int, Int, Int) { meanRGB(rgb, width: 1920, x: 1764, y: 40, w: 120, h: 160) }
+    static func full(_ rgb: [UInt8]) -> (Int, Int, Int) { meanRGB(rgb, width: 1920, x: 200, y: 300, w: 800, h: 500) }
+
+    /// The file is as long as asked, HEVC 1080p30 with audio to match.
+    static func checkFile(_ path: String, seconds: Double) throws -> Int {
+        let p = try Probe(path)
+        let v = try #require(p.stream("video"))
+        #expect(v["codec_name"] as? String == "hevc" && v["codec_tag_string"] as? String == "hvc1")
+        #expect(v["width"] as? Int == 1920 && v["height"] as? Int == 1080 && v["r_frame_rate"] as? String == "30/1")
+        let d = try #require(Probe.number(v["duration"]))
+        #expect(abs(d - seconds) <= 1.0 / 30, "duration \(d) s, asked \(seconds) s")
+        let a = try #require(p.stream("audio"))
+        #expect(abs(try #require(Probe.number(a["duration"])) - d) <= 0.05)
+        return Int(v["nb_frames"] as? String ?? "") ?? 0
+    }
+
+    @Test func devicesListsBothCamerasWithFormatsSizesAndRates() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("devices", cameras: 2) else { return }
+        #expect(Self.status(dir) == 0)
+        let text = try String(contentsOfFile: dir.path("devices.txt"), encoding: .utf8)
+        for needle in ["/dev/video0:", "/dev/video1:", "vivid", "YUYV", "NV12", "640x360 @", "1920x1080 @"] {
+            #expect(text.contains(needle), "devices output lacks \(needle)")
+        }
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("devices.json"))))
+                                as? [String: Any])
+        let devices = try #require(json["devices"] as? [[String: Any]])
+        #expect(devices.count == 2)
+        let formats = devices.first?["formats"] as? [[String: Any]] ?? []
+        #expect(formats.contains { $0["fourcc"] as? String == "YUYV" && !(($0["modes"] as? [Any])?.isEmpty ?? true) })
+    }
+
+    @Test(arguments: [("two-yuyv", "YUYV"), ("two-nv12", "NV12")])
+    func twoCamerasRecordPictureInPicture(scenario: String, format: String) throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario(scenario, cameras: 2) else { return }
+        #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
+        #expect(Self.stderr(dir).contains("/dev/video0: \(format)") && Self.stderr(dir).contains("/dev/video1: \(format)"))
+        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 3)
+        let rgb = try Decode.frame(dir.path("out.mov"), index: frames - 10, pixelFormat: "rgb24")
+        #expect(Self.looks(Self.inset(rgb), like: .red), "inset \(Self.inset(rgb))")
+        #expect(Self.looks(Self.full(rgb), like: .blue), "full frame \(Self.full(rgb))")
+    }
+
+    @Test func oneCameraRecordsAlone() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("single", cameras: 1) else { return }
+        #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
+        #expect(Self.stderr(dir).contains("single-camera mode"))
+        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 2)
+        let rgb = try Decode.frame(dir.path("out.mov"), index: frames - 5, pixelFormat: "rgb24")
+        #expect(Self.looks(Self.inset(rgb), like: .blue) && Self.looks(Self.full(rgb), like: .blue))
+    }
+
+    @Test func frontUnpluggedMidRecordingLeavesBackAloneAndAFullFile() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("front-unplugged", cameras: 2) else { return }
+        #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
+        #expect(Self.stderr(dir).contains("/dev/video1 lost"), "\(Self.stderr(dir))")
+        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 4)
+        let early = try Decode.frame(dir.path("out.mov"), index: 5, pixelFormat: "rgb24")
+        let late = try Decode.frame(dir.path("out.mov"), index: frames - 3, pixelFormat: "rgb24")
+        #expect(Self.looks(Self.inset(early), like: .red), "inset before \(Self.inset(early))")
+        #expect(Self.looks(Self.inset(late), like: .blue), "corner after \(Self.inset(late))")
+    }
+
+    @Test func backStreamErrorLeavesFrontFullFrame() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("back-fatal-error", cameras: 2) else { return }
+        #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
+        #expect(Self.stderr(dir).contains("/dev/video0 lost"), "\(Self.stderr(dir))")
+        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 4)
+        let late = try Decode.frame(dir.path("out.mov"), index: frames - 3, pixelFormat: "rgb24")
+        #expect(Self.looks(Self.full(late), like: .red), "full frame after \(Self.full(late))")
+    }
+}
