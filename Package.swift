@@ -22,6 +22,11 @@ let package = Package(
             pkgConfig: "libv4l2",
             providers: [.apt(["libv4l-dev"])]
         ),
+        .systemLibrary(
+            name: "CALSA",
+            pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]
+        ),
         // Pure Swift, no C dependency: the pixel kernels and the layout arithmetic.
         // Always optimised: the kernels are unusably slow at -Onone, and the debug test
         // suite composes real 1080p video through them.
@@ -29,7 +34,7 @@ let package = Package(
             name: "Compositor",
             swiftSettings: [.unsafeFlags(["-O", "-Xcc", "-march=x86-64-v3"])]
         ),
-        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CV4L2", "Compositor"]),
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CV4L2", "CALSA", "Compositor"]),
         .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor"]),
         .executableTarget(
             name: "dualcam",

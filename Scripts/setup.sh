@@ -4,7 +4,7 @@
 # our output with. Does nothing that is already there.
 set -euo pipefail
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
-          libv4l-dev libasound2-dev ffmpeg)
+          libv4l-dev libasound2-dev ffmpeg alsa-utils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -35,6 +35,27 @@ public final class SampleQueue {
 
     public func drop(_ n: Int) { av_audio_fifo_drain(fifo, Int32(min(n, count))) }
 
+    /// Appends planar stereo samples.
+    public func append(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count n: Int) {
+        guard n > 0 else { return }
+        var planes: [UnsafeMutableRawPointer?] = [UnsafeMutableRawPointer(mutating: left), UnsafeMutableRawPointer(mutating: right)]
+        _ = av_audio_fifo_write(fifo, &planes, Int32(n))
+    }
+
+    /// Moves up to `n` samples from the front of this queue to the back of `other`.
+    public func move(_ n: Int, to other: SampleQueue) {
+        let n = min(n, count)
+        guard n > 0 else { return }
+        var left = [Float](repeating: 0, count: n), right = [Float](repeating: 0, count: n)
+        left.withUnsafeMutableBytes { l in
+            right.withUnsafeMutableBytes { r in
+                var planes: [UnsafeMutableRawPointer?] = [l.baseAddress, r.baseAddress]
+                _ = av_audio_fifo_read(fifo, &planes, Int32(n))
+            }
+        }
+        other.append(left: left, right: right, count: n)
+    }
+
     /// Moves up to `n` samples into `frame` (whose buffers must hold `n`).
     func read(into frame: Frame, count n: Int) -> Int {
         let got = frame.pointer.pointee.extended_data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 2) {

@@ -17,6 +17,15 @@ final class EncodeQueue: @unchecked Sendable {
     private let samplesPerFrame: Int
     /// Times the composer had to wait for the encoder.
     private(set) var waits = 0
+    /// Captured audio, or nil for a silent track.
+    var liveAudio: LiveAudio?
+    private var origin: Double?
+    private var framesEncoded = 0
+
+    /// Time zero of the output, on the monotonic clock (the first back frame's timestamp).
+    func setOrigin(_ t: Double) {
+        condition.lock(); origin = t; condition.unlock()
+    }
 
     init(writer: MovWriter, canvas: Size, depth: Int = 32, fps: Int) {
         self.writer = writer
@@ -60,6 +69,21 @@ final class EncodeQueue: @unchecked Sendable {
         if let failure { throw failure }
     }
 
+    /// Brings the audio queued or written up to `total` samples: captured audio when there
+    /// is some (and, with `padding`, silence for the rest), silence when recording none.
+    private func addAudio(upTo total: Int, padding: Bool) throws(MediaError) {
+        let missing = total - Int(writer.audioSamplesWritten) - audio.count
+        guard missing > 0 else { return }
+        condition.lock(); let origin = self.origin; condition.unlock()
+        if let live = liveAudio {
+            var got = 0
+            if let origin { got = try live.drain(into: audio, origin: origin, limit: missing) }
+            if padding { audio.appendSilence(missing - got) }
+        } else {
+            audio.appendSilence(missing)
+        }
+    }
+
     private func encodeLoop() {
         while true {
             condition.lock()
@@ -73,9 +97,9 @@ final class EncodeQueue: @unchecked Sendable {
             do {
                 try writer.video.canvas().copy(from: canvas.view)
                 try writer.writeVideoFrame(index: Int64(index))
-                // Silent audio keeps the same shape as compose's; it follows the picture
-                // sample for sample.
-                audio.appendSilence((index + 1) * samplesPerFrame - Int(writer.audioSamplesWritten) - audio.count)
+                framesEncoded = index + 1
+                // Audio up to this frame's end, as far as it has been captured.
+                try addAudio(upTo: framesEncoded * samplesPerFrame, padding: false)
                 try writer.writeAudio(from: audio, final: false)
             } catch {
                 condition.lock()
@@ -89,7 +113,11 @@ final class EncodeQueue: @unchecked Sendable {
             condition.signal()
             condition.unlock()
         }
-        do { try writer.writeAudio(from: audio, final: true) } catch {
+        do {
+            // The track ends exactly where the picture does.
+            try addAudio(upTo: framesEncoded * samplesPerFrame, padding: true)
+            try writer.writeAudio(from: audio, final: true)
+        } catch {
             condition.lock(); failure = failure ?? error; condition.unlock()
         }
         done.signal()

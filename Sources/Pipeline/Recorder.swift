@@ -12,6 +12,8 @@ public struct RecordOptions: Sendable {
     public var capture = Size(width: 1280, height: 720)
     public var framesPerSecond = 30.0
     public var swap = false
+    /// An ALSA capture device (`hw:1`, `default`), or nil for a silent track.
+    public var audioDevice: String?
     /// Use only this pixel format (e.g. MJPEG on a bus too slow for two uncompressed streams).
     public var pixelFormat: FourCC?
     public var layout = PiPLayout()
@@ -78,6 +80,11 @@ public final class Recorder {
         var events: [String] = []
         func event(_ s: String) { events.append(s); log(s) }
 
+        // The audio device first: a wrong --audio fails before anything else happens.
+        var liveAudio: LiveAudio?
+        if let device = o.audioDevice {
+            do { liveAudio = try LiveAudio(device: device) } catch { throw .media(error) }
+        }
         var specs: [String] = []
         if let b = o.back { specs.append(b) }
         if let f = o.front { specs.append(f) }
@@ -115,12 +122,14 @@ public final class Recorder {
         } catch { throw .media(error) }
         let fps = Int(o.video.framesPerSecond)
         let queue = EncodeQueue(writer: writer, canvas: o.layout.canvas, fps: fps)
+        queue.liveAudio = liveAudio
 
         var driver = sources[0]
         var other: LiveSource? = sources.count > 1 ? sources[1] : nil
         let arrived = DispatchSemaphore(value: 0)
         driver.onFrame = { arrived.signal() }
         for s in sources { s.start() }
+        liveAudio?.start()
         defer { for s in sources { s.stop() } }
 
         let slotSeconds = 1.0 / Double(fps)
@@ -165,7 +174,10 @@ public final class Recorder {
                 driver.onFrame = { arrived.signal() }
             }
             guard let (frame, isNew) = driver.exchange.take(), isNew else { continue }
-            if origin == nil { origin = frame.timestamp }
+            if origin == nil {
+                origin = frame.timestamp
+                queue.setOrigin(frame.timestamp)
+            }
             var filled = 0
             while origin! + Double(slot) * slotSeconds <= frame.timestamp + slotSeconds / 2 {
                 if let m = maxSlots, slot >= m { break }
@@ -185,6 +197,16 @@ public final class Recorder {
             if filled == 0 { droppedBack += 1 } else { repeated += filled - 1 }
         }
         for s in sources { s.stop() }
+        if let live = liveAudio, let origin {
+            // Let the audio catch up with the last frame (it arrives in 10 ms periods).
+            let end = origin + Double(slot) / Double(fps)
+            let deadline = monotonicNow() + 0.5
+            while live.capturedUntil < end && monotonicNow() < deadline { usleep(5_000) }
+            live.stop()
+            if live.overruns > 0 { event("audio: \(live.overruns) overrun(s), gaps filled with silence") }
+        } else {
+            liveAudio?.stop()
+        }
         do {
             try queue.finish()
             try writer.finish()

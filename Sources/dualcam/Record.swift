@@ -43,9 +43,7 @@ struct Record: ParsableCommand {
         if let pixelFormat, !["YUYV", "NV12", "YU12", "MJPG"].contains(pixelFormat) {
             throw ValidationError("--pixel-format must be YUYV, NV12, YU12 or MJPG")
         }
-        guard audio == "none" else {
-            throw ValidationError("--audio \(audio): ALSA capture is not available in this build yet; use --audio none")
-        }
+        guard !audio.isEmpty else { throw ValidationError("--audio needs an ALSA device (hw:1, default) or none") }
     }
 
     func run() throws {
@@ -59,6 +57,7 @@ struct Record: ParsableCommand {
         options.capture = Size(parsing: capture)!
         options.framesPerSecond = fps
         options.swap = swap
+        options.audioDevice = audio == "none" ? nil : audio
         options.pixelFormat = pixelFormat.map { FourCC($0) }
         options.layout = try layout.layout()
         options.video.preset = preset

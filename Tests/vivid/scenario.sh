@@ -27,5 +27,16 @@ case $name in
     sleep 2
     v4l2-ctl -d "$dev" --set-ctrl="$ctl"=1
     wait "$pid" ;;
+  audio)
+    # ALSA's loopback: what is played on hw:Loopback,0 is captured on hw:Loopback,1.
+    modprobe -d "$VIVID_VM_MODDIR" snd-aloop
+    record --duration 5 --audio hw:Loopback,1 -o "$out/out.mov" &
+    pid=$!
+    for _ in $(seq 100); do ls "$out"/.out.mov.* >/dev/null 2>&1 && break; sleep 0.1; done
+    sleep 1.5
+    # The picture turns red, then the tone starts (aplay's start-up comes after).
+    v4l2-ctl -d /dev/video0 --set-ctrl=test_pattern=7
+    aplay -q -D hw:Loopback,0 "$TONE"
+    wait "$pid" ;;
   *) echo "unknown scenario $name" >&2; exit 2 ;;
 esac
