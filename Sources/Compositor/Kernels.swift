@@ -34,11 +34,9 @@ public enum Kernels {
                 // The last block overlaps the one before rather than going scalar: it
                 // rewrites a few pixels with the same values.
                 if x &+ 32 > count { x = count &- 32 }
-                let a = raw.loadUnaligned(fromByteOffset: x, as: Words.self)
-                let b = raw.loadUnaligned(fromByteOffset: stride &+ x, as: Words.self)
-                let even = evens(a) &* w0 &+ evens(b) &* w1 &+ round
-                let odd = odds(a) &* w0 &+ odds(b) &* w1 &+ round
-                dst.storeBytes(of: pack(even: even, odd: odd), toByteOffset: x, as: Words.self)
+                dst.storeBytes(of: blend2(raw.loadUnaligned(fromByteOffset: x, as: Words.self),
+                                          raw.loadUnaligned(fromByteOffset: stride &+ x, as: Words.self), w0, w1),
+                               toByteOffset: x, as: Words.self)
                 x &+= 32
             }
         } else {
@@ -67,6 +65,10 @@ public enum Kernels {
     @inline(__always) static var round: Words { Words(repeating: 128) }  // not a stored global: those need swift_once on every use
     @inline(__always) static func evens(_ v: Words) -> Words { v & 0x00FF }
     @inline(__always) static func odds(_ v: Words) -> Words { v &>> 8 }
+    /// 32 pixels of row `a` and row `b` weighted `w0`/`w1` and rounded, back in byte order.
+    @inline(__always) static func blend2(_ a: Words, _ b: Words, _ w0: Words, _ w1: Words) -> Words {
+        pack(even: evens(a) &* w0 &+ evens(b) &* w1 &+ round, odd: odds(a) &* w0 &+ odds(b) &* w1 &+ round)
+    }
     /// Sums with 8 fraction bits back to 32 bytes in order: even sums to the low bytes.
     @inline(__always) static func pack(even: Words, odd: Words) -> Words { (even &>> 8) | (odd & 0xFF00) }
 
@@ -81,11 +83,9 @@ public enum Kernels {
             let w0 = Words(repeating: UInt16(weights[0])), w1 = Words(repeating: UInt16(weights[1]))
             while x < count && count >= 32 {
                 if x &+ 32 > count { x = count &- 32 }
-                let a = r0.loadUnaligned(fromByteOffset: x, as: Words.self)
-                let b = r1.loadUnaligned(fromByteOffset: x, as: Words.self)
-                let even = evens(a) &* w0 &+ evens(b) &* w1 &+ round
-                let odd = odds(a) &* w0 &+ odds(b) &* w1 &+ round
-                dst.storeBytes(of: pack(even: even, odd: odd), toByteOffset: x, as: Words.self)
+                dst.storeBytes(of: blend2(r0.loadUnaligned(fromByteOffset: x, as: Words.self),
+                                          r1.loadUnaligned(fromByteOffset: x, as: Words.self), w0, w1),
+                               toByteOffset: x, as: Words.self)
                 x &+= 32
             }
         } else {

@@ -111,9 +111,7 @@ extension V4L2Device {
             throw V4L2Error(device: path, operation: "poll", code: errno)
         }
         if rc == 0 { return nil }
-        if pfd.revents & Int16(POLLERR | POLLHUP) != 0 && pfd.revents & Int16(POLLIN) == 0 {
-            // The device went away or the stream broke: DQBUF says which.
-        }
+        // On POLLERR/POLLHUP (device gone, stream broken) DQBUF below says which.
         var b = v4l2_buffer()
         b.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         b.memory = V4L2_MEMORY_MMAP.rawValue

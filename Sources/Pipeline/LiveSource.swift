@@ -30,9 +30,6 @@ final class FrameExchange: @unchecked Sendable {
     private var published: Int?
     private var held: Int?
     private var fresh = false
-    /// Frames published and replaced before anyone took them.
-    private(set) var overwritten = 0
-    private(set) var published_count = 0
 
     /// A frame the capture thread may fill (sized `size`; reallocated if the size changed).
     func frameToFill(size: Size) -> LiveFrame {
@@ -48,10 +45,8 @@ final class FrameExchange: @unchecked Sendable {
         frame.timestamp = timestamp
         frame.matrix = matrix
         lock.lock()
-        if fresh { overwritten += 1 }
         published = frames.firstIndex { $0 === frame }
         fresh = true
-        published_count += 1
         lock.unlock()
     }
 
