@@ -7,6 +7,16 @@ cd "$(dirname "$0")/.."
 swift build -c release
 .build/release/dualcam bench --frames 600 --sources cold
 .build/release/dualcam bench --frames 600 --sources warm
+# Guards against the kernels' code generation regressing (it did once, silently: a shuffle
+# stopped being inlined and insets got 2.5x slower). Warm p50s are steady enough to check:
+# every case must beat libswscale+copy, and the 720p inset stays under 0.1 ms (0.062 measured).
+.build/release/dualcam bench --frames 600 --sources warm --json | python3 -c '
+import json, sys
+cases = json.load(sys.stdin)["cases"]
+bad = [c["name"] for c in cases if c["p50_ms"] >= c["swscale_p50_ms"]]
+bad += [c["name"] + " p50 %.3f ms" % c["p50_ms"] for c in cases if c["name"] == "pip-720p" and c["p50_ms"] > 0.1]
+if bad: sys.exit("bench: slower than expected: " + ", ".join(bad))
+print("bench: warm p50 faster than libswscale+copy in every case")'
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -7,6 +7,16 @@ public enum CameraFormats {
     @inline(__always)
     static func mean(_ a: UInt8, _ b: UInt8) -> UInt8 { UInt8((Int(a) + Int(b) + 1) >> 1) }
 
+    // Even and odd lanes as explicit picks, not SIMD32's evenHalf/oddHalf: see Transpose.swift.
+    @inline(__always)
+    static func evens(_ v: SIMD32<UInt8>) -> SIMD16<UInt8> {
+        SIMD16(v[0], v[2], v[4], v[6], v[8], v[10], v[12], v[14], v[16], v[18], v[20], v[22], v[24], v[26], v[28], v[30])
+    }
+    @inline(__always)
+    static func odds(_ v: SIMD32<UInt8>) -> SIMD16<UInt8> {
+        SIMD16(v[1], v[3], v[5], v[7], v[9], v[11], v[13], v[15], v[17], v[19], v[21], v[23], v[25], v[27], v[29], v[31])
+    }
+
     // MARK: YUYV (Y0 U0 Y1 V0, 4:2:2 packed)
 
     public static func yuyvScalar(_ src: UnsafePointer<UInt8>, stride: Int, into out: I420View) {
@@ -38,7 +48,7 @@ public enum CameraFormats {
             while x < w {
                 if x &+ 16 > w { x = w &- 16 }  // overlap the last block rather than go scalar
                 let pairs = row.loadUnaligned(fromByteOffset: 2 &* x, as: SIMD32<UInt8>.self)
-                luma.storeBytes(of: pairs.evenHalf, toByteOffset: x, as: SIMD16<UInt8>.self)
+                luma.storeBytes(of: evens(pairs), toByteOffset: x, as: SIMD16<UInt8>.self)
                 x &+= 16
             }
         }
@@ -50,12 +60,12 @@ public enum CameraFormats {
             while cx < cw {
                 if cx &+ 16 > cw { cx = cw &- 16 }
                 // 16 chroma pairs are 64 bytes: the odd bytes are U V U V ...
-                let a = SIMD32<UInt8>(lowHalf: r0.loadUnaligned(fromByteOffset: 4 &* cx, as: SIMD32<UInt8>.self).oddHalf,
-                                      highHalf: r0.loadUnaligned(fromByteOffset: 4 &* cx &+ 32, as: SIMD32<UInt8>.self).oddHalf)
-                let b = SIMD32<UInt8>(lowHalf: r1.loadUnaligned(fromByteOffset: 4 &* cx, as: SIMD32<UInt8>.self).oddHalf,
-                                      highHalf: r1.loadUnaligned(fromByteOffset: 4 &* cx &+ 32, as: SIMD32<UInt8>.self).oddHalf)
-                u.storeBytes(of: mean(a.evenHalf, b.evenHalf), toByteOffset: cx, as: SIMD16<UInt8>.self)
-                v.storeBytes(of: mean(a.oddHalf, b.oddHalf), toByteOffset: cx, as: SIMD16<UInt8>.self)
+                let a = SIMD32<UInt8>(lowHalf: odds(r0.loadUnaligned(fromByteOffset: 4 &* cx, as: SIMD32<UInt8>.self)),
+                                      highHalf: odds(r0.loadUnaligned(fromByteOffset: 4 &* cx &+ 32, as: SIMD32<UInt8>.self)))
+                let b = SIMD32<UInt8>(lowHalf: odds(r1.loadUnaligned(fromByteOffset: 4 &* cx, as: SIMD32<UInt8>.self)),
+                                      highHalf: odds(r1.loadUnaligned(fromByteOffset: 4 &* cx &+ 32, as: SIMD32<UInt8>.self)))
+                u.storeBytes(of: mean(evens(a), evens(b)), toByteOffset: cx, as: SIMD16<UInt8>.self)
+                v.storeBytes(of: mean(odds(a), odds(b)), toByteOffset: cx, as: SIMD16<UInt8>.self)
                 cx &+= 16
             }
         }
@@ -90,8 +100,8 @@ public enum CameraFormats {
             while cx < cw {
                 if cx &+ 16 > cw { cx = cw &- 16 }
                 let pairs = row.loadUnaligned(fromByteOffset: 2 &* cx, as: SIMD32<UInt8>.self)
-                u.storeBytes(of: pairs.evenHalf, toByteOffset: cx, as: SIMD16<UInt8>.self)
-                v.storeBytes(of: pairs.oddHalf, toByteOffset: cx, as: SIMD16<UInt8>.self)
+                u.storeBytes(of: evens(pairs), toByteOffset: cx, as: SIMD16<UInt8>.self)
+                v.storeBytes(of: odds(pairs), toByteOffset: cx, as: SIMD16<UInt8>.self)
                 cx &+= 16
             }
         }

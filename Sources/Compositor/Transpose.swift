@@ -3,6 +3,9 @@
 // (r, c) sits at (c, r). Swift lowers evenHalf/oddHalf to constant shuffles (vpshufb +
 // vpackuswb on AVX2), so the whole tile stays in registers with no per-lane moves.
 extension Kernels {
+    // Keep evenHalf/oddHalf on SIMD32<UInt8> to this file and Kernels.halveSIMD: measured, a
+    // third user in the module (CameraFormats) made the compiler stop inlining them, turning
+    // this transpose into 64 calls per tile (2.5x slower insets). CameraFormats picks lanes itself.
     @inline(__always)
     static func unzip(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>) -> (SIMD16<UInt8>, SIMD16<UInt8>) {
         let c = SIMD32<UInt8>(lowHalf: a, highHalf: b)
