@@ -42,6 +42,6 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "CompositorTests", dependencies: ["Compositor"]),
-        .testTarget(name: "DualCamTests", dependencies: ["Compositor", "MediaIO"]),
+        .testTarget(name: "DualCamTests", dependencies: ["Compositor", "MediaIO", "Pipeline"]),
     ]
 )

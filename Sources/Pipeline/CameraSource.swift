@@ -47,34 +47,25 @@ final class CameraSource: LiveSource, @unchecked Sendable {
         guard !candidates.isEmpty else {
             throw V4L2Error(device: path, operation: "find a usable pixel format (has \(offered.map(\.fourcc)))", code: EINVAL)
         }
-        // Sizes to try: the requested one, then smaller ones the camera lists.
-        let sizes = [size] + Set(offered.flatMap { $0.modes }.map { Size(width: $0.width, height: $0.height) })
-            .filter { $0.width * $0.height < size.width * size.height }
-            .sorted { $0.width * $0.height > $1.width * $1.height }
-        var lastError: V4L2Error?
-        for s in sizes {
-            for fourcc in candidates {
-                do {
-                    var f = try device.setFormat(fourcc, width: s.width, height: s.height)
-                    guard f.fourcc == fourcc else { continue }
-                    f.framesPerSecond = try device.setFrameRate(fps)
-                    try device.startStreaming()
-                    stream = f
-                    self.device = device
-                    if fourcc == .mjpeg { decoder = try MJPEGDecoder(name: path) }
-                    matrix = f.matrix
-                    setFormat(f.description)
-                    return
-                } catch let e as V4L2Error where e.code == ENOSPC {
-                    // Not enough USB bandwidth for this format: say so, try the next one.
-                    log("\(path): no bandwidth for \(fourcc) \(s.width)x\(s.height) (STREAMON: ENOSPC), trying "
-                        + (fourcc == candidates.last ? "a smaller size" : "the next format"))
-                    device.stopStreaming()
-                    lastError = e
-                }
+        let negotiation = FormatNegotiation(
+            device: path, formats: candidates, requested: size,
+            smallerSizes: offered.flatMap { $0.modes }.map { Size(width: $0.width, height: $0.height) })
+        let f = try negotiation.run(log: log) { (choice) throws(V4L2Error) -> FormatNegotiation.Outcome<StreamFormat> in
+            var f = try device.setFormat(choice.fourcc, width: choice.size.width, height: choice.size.height)
+            guard f.fourcc == choice.fourcc else { return .substituted }
+            f.framesPerSecond = try device.setFrameRate(fps)
+            do throws(V4L2Error) { try device.startStreaming() } catch {
+                // Buffers must go before S_FMT can be asked again.
+                device.stopStreaming()
+                return .refused(error)
             }
+            return .started(f)
         }
-        throw lastError ?? V4L2Error(device: path, operation: "start streaming", code: EINVAL)
+        stream = f
+        self.device = device
+        if f.fourcc == .mjpeg { decoder = try MJPEGDecoder(name: path) }
+        matrix = f.matrix
+        setFormat(f.description)
     }
 
     override func captureLoop() {

@@ -84,6 +84,19 @@ import Testing
         #expect(Self.looks(Self.inset(rgb), like: .blue) && Self.looks(Self.full(rgb), like: .blue))
     }
 
+    @Test func aCameraRefusingToStreamIsRetriedWithTheNextFormat() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("streamon-refused", cameras: 2) else { return }
+        #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
+        #expect(Self.stderr(dir).contains("/dev/video0: cannot stream YUYV 640x360: Invalid argument; trying NV12 640x360"),
+                "\(Self.stderr(dir))")
+        #expect(Self.stderr(dir).contains("/dev/video0: NV12 640x360") && Self.stderr(dir).contains("/dev/video1: YUYV 640x360"))
+        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 2)
+        let rgb = try Decode.frame(dir.path("out.mov"), index: frames - 5, pixelFormat: "rgb24")
+        #expect(Self.looks(Self.inset(rgb), like: .red), "inset \(Self.inset(rgb))")
+        #expect(Self.looks(Self.full(rgb), like: .blue), "full frame \(Self.full(rgb))")
+    }
+
     @Test func frontUnpluggedMidRecordingLeavesBackAloneAndAFullFile() throws {
         try Env.requireFFmpegTools()
         guard let dir = try Self.scenario("front-unplugged", cameras: 2) else { return }

@@ -18,6 +18,11 @@ case $name in
   two-yuyv) record --duration 3 -o "$out/out.mov" ;;
   two-nv12) record --duration 3 --pixel-format NV12 -o "$out/out.mov" ;;
   single) record --duration 2 -o "$out/out.mov" ;;
+  streamon-refused)
+    # The back camera's next STREAMON fails (vivid answers EINVAL; a USB bus out of
+    # bandwidth answers ENOSPC): record must go on with the next format and say so.
+    v4l2-ctl -d /dev/video0 --set-ctrl=inject_vidioc_streamon_error=1
+    record --duration 2 -o "$out/out.mov" ;;
   front-unplugged | back-fatal-error)
     if [ "$name" = front-unplugged ]; then dev=/dev/video1 ctl=disconnect; else dev=/dev/video0 ctl=inject_fatal_streaming_error; fi
     record --duration 4 -o "$out/out.mov" &
