@@ -139,6 +139,7 @@ public final class Recorder {
         var latencies: [Double] = []
         latencies.reserveCapacity(maxSlots ?? 18000)
         var repeated = 0, droppedBack = 0
+        var swapsSeen = 0
         let startedAt = monotonicNow()
 
         func alive(_ s: LiveSource) -> Bool {
@@ -183,7 +184,13 @@ public final class Recorder {
                 if let m = maxSlots, slot >= m { break }
                 guard let canvas = queue.acquire() else { break recording }
                 let inset = other?.exchange.take()?.frame
-                let swapped = inset != nil && ((swapRequests() + (o.swap ? 1 : 0)) % 2 == 1)
+                let requests = swapRequests()
+                if requests != swapsSeen, let f = other {
+                    swapsSeen = requests
+                    let main = (requests + (o.swap ? 1 : 0)) % 2 == 1 ? f.name : driver.name
+                    event(String(format: "swap at %.2f s: %@ full frame", Double(slot) / Double(fps), main))
+                }
+                let swapped = inset != nil && ((requests + (o.swap ? 1 : 0)) % 2 == 1)
                 if swapped, let inset {
                     compositor.compose(main: inset.picture, inset: frame.picture, into: canvas.view)
                 } else {

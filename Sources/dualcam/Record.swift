@@ -88,31 +88,70 @@ struct Record: ParsableCommand {
             }
         } catch {
             keys.restore()
-            fail((error as? CustomStringConvertible)?.description ?? "\(error)")
+            fail(String(describing: error))
         }
     }
 }
 
-/// `s` swaps, `q` stops: single keys on a terminal (raw mode, restored on exit), lines otherwise.
+/// `s` swaps, `q` stops: single keys on a terminal (raw mode, restored on exit); on a pipe
+/// or file, whole lines (`s`/`swap`, `q`/`quit`), so a script's "status" is not two swaps.
 final class KeyboardControl: @unchecked Sendable {
     private var saved: termios?
 
+    enum Command { case swap, stop }
+
+    static func command(key: UInt8) -> Command? {
+        switch key {
+        case UInt8(ascii: "s"), UInt8(ascii: "S"): return .swap
+        case UInt8(ascii: "q"), UInt8(ascii: "Q"): return .stop
+        default: return nil
+        }
+    }
+
+    static func command(line: String) -> Command? {
+        switch line.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "s", "swap": return .swap
+        case "q", "quit", "stop": return .stop
+        default: return nil
+        }
+    }
+
+    static func perform(_ command: Command?) {
+        switch command {
+        case .swap?: Interruption.requestSwap()
+        case .stop?: Interruption.request()
+        case nil: break
+        }
+    }
+
     func start() {
+        var raw = false
         if isatty(0) == 1 {
             var t = termios()
             if tcgetattr(0, &t) == 0 {
                 saved = t
                 t.c_lflag &= ~tcflag_t(ICANON | ECHO)
                 tcsetattr(0, TCSANOW, &t)
+                raw = true
             }
         }
+        let keys = raw
         let thread = Thread {
             var byte: UInt8 = 0
+            var line: [UInt8] = []
             while read(0, &byte, 1) == 1 {
-                switch byte {
-                case UInt8(ascii: "s"), UInt8(ascii: "S"): Interruption.requestSwap()
-                case UInt8(ascii: "q"), UInt8(ascii: "Q"): Interruption.request()
-                default: break
+                if keys {
+                    Self.perform(Self.command(key: byte))
+                } else if byte == UInt8(ascii: "\n") {
+                    let text = String(decoding: line, as: UTF8.self)
+                    line.removeAll(keepingCapacity: true)
+                    let command = Self.command(line: text)
+                    if command == nil && !text.trimmingCharacters(in: .whitespaces).isEmpty {
+                        FileHandle.standardError.write(Data("dualcam: ignored '\(text)' (s swaps, q stops)\n".utf8))
+                    }
+                    Self.perform(command)
+                } else if line.count < 256 {
+                    line.append(byte)
                 }
             }
         }

@@ -30,10 +30,7 @@ import Testing
     @Test func sigusr1SwapsThePicturesMidRecording() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let out = dir.path("swap.mov"), front = dir.path("redblue.mkv")
-        // Red over blue, 4 s: outlasts the recording, so only the swap changes the layout.
-        try makeClip(front, ["-f", "lavfi", "-i", "color=red:s=360x320:r=30:d=4[a];color=blue:s=360x320:r=30:d=4[b];[a][b]vstack",
-                             "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        let out = dir.path("swap.mov"), front = try Self.redOverBlue(in: dir)
         let r = try dualcam(["record", "--back", Self.back, "--front", front, "--duration", "2.9", "-o", out]) { p in
             Thread.sleep(forTimeInterval: 1.5)
             kill(p.processIdentifier, SIGUSR1)
@@ -49,6 +46,46 @@ import Testing
         #expect(insetTop.0 > 180 && insetTop.2 < 80, "inset before the swap \(insetTop)")
         #expect(!(fullTopEarly.0 > 180 && fullTopEarly.2 < 80), "full frame before the swap \(fullTopEarly)")
         #expect(fullTopLate.0 > 180 && fullTopLate.2 < 80 && fullBottomLate.2 > 180, "after the swap \(fullTopLate) \(fullBottomLate)")
+    }
+
+    /// Red over blue, 4 s: outlasts the recordings, so only a swap changes the layout.
+    static func redOverBlue(in dir: TempDir) throws -> String {
+        let front = dir.path("redblue.mkv")
+        try makeClip(front, ["-f", "lavfi", "-i", "color=red:s=360x320:r=30:d=4[a];color=blue:s=360x320:r=30:d=4[b];[a][b]vstack",
+                             "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        return front
+    }
+
+    /// Lines on stdin (a script, or a terminal in line mode): `s` swaps, `q` stops and
+    /// finishes the file, anything else is ignored out loud.
+    @Test func sAndEnterOnStdinSwapsAndQStops() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("keys.mov"), front = try Self.redOverBlue(in: dir)
+        let stdin = Pipe()
+        let r = try dualcam(["record", "--back", Self.back, "--front", front, "-o", out], input: stdin) { _ in
+            Thread.sleep(forTimeInterval: 0.8)
+            stdin.fileHandleForWriting.write(Data("status\n".utf8))
+            Thread.sleep(forTimeInterval: 0.4)
+            stdin.fileHandleForWriting.write(Data("s\n".utf8))
+            Thread.sleep(forTimeInterval: 1.0)
+            stdin.fileHandleForWriting.write(Data("q\n".utf8))
+        }
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("ignored 'status' (s swaps, q stops)"), "\(r.stderr)")
+        #expect(r.stderr.contains("swap at ") && r.stderr.contains("\(front) full frame"), "\(r.stderr)")
+        let v = try #require(try Probe(out).stream("video"))
+        let frames = Int(try #require(v["nb_frames"] as? String)) ?? 0
+        // Stopped by `q` after about 2.2 s, well before the 3 s source ends.
+        #expect((45...90).contains(frames), "\(frames) frames")
+        let early = try Decode.frame(out, index: 10, pixelFormat: "rgb24")
+        let late = try Decode.frame(out, index: frames - 3, pixelFormat: "rgb24")
+        let insetTop = meanRGB(early, width: 1920, x: 1784, y: 36, w: 80, h: 60)
+        let fullTopLate = meanRGB(late, width: 1920, x: 200, y: 100, w: 400, h: 300)
+        let fullBottomLate = meanRGB(late, width: 1920, x: 200, y: 700, w: 400, h: 300)
+        #expect(insetTop.0 > 180 && insetTop.2 < 80, "inset before the swap \(insetTop)")
+        #expect(fullTopLate.0 > 180 && fullTopLate.2 < 80 && fullBottomLate.2 > 180, "after the swap \(fullTopLate) \(fullBottomLate)")
+        #expect(dir.contents.sorted() == ["keys.mov", "redblue.mkv"])
     }
 
     @Test func sigintFinishesAPlayableFile() throws {

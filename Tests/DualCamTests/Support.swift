@@ -63,7 +63,7 @@ struct RunResult {
 
 @discardableResult
 func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-         onStart: ((Process) -> Void)? = nil) throws -> RunResult {
+         input: Pipe? = nil, onStart: ((Process) -> Void)? = nil) throws -> RunResult {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable)
     p.arguments = arguments
@@ -73,7 +73,7 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     let out = Pipe(), err = Pipe()
     p.standardOutput = out
     p.standardError = err
-    p.standardInput = FileHandle.nullDevice
+    p.standardInput = input ?? FileHandle.nullDevice
     try p.run()
     onStart?(p)
     // Read both pipes concurrently so neither can fill up and stall the child.
@@ -88,8 +88,8 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
                      stderr: String(decoding: errData, as: UTF8.self))
 }
 
-func dualcam(_ arguments: [String], onStart: ((Process) -> Void)? = nil) throws -> RunResult {
-    try run(Env.dualcam, arguments, onStart: onStart)
+func dualcam(_ arguments: [String], input: Pipe? = nil, onStart: ((Process) -> Void)? = nil) throws -> RunResult {
+    try run(Env.dualcam, arguments, input: input, onStart: onStart)
 }
 
 /// A scratch directory removed when the test ends.
