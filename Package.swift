@@ -41,6 +41,9 @@ let package = Package(
             dependencies: ["Pipeline", "MediaIO", "Compositor",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // The vivid VM's A/V sync test plays beeps and flips a camera control at the same
+        // monotonic instant with this; it ships nothing.
+        .executableTarget(name: "dualcam-av-marker", dependencies: ["CALSA", "CV4L2"], path: "Tests/AVMarker"),
         .testTarget(name: "CompositorTests", dependencies: ["Compositor"]),
         .testTarget(name: "DualCamTests", dependencies: ["Compositor", "MediaIO", "Pipeline"]),
     ]

@@ -34,6 +34,7 @@ static inline unsigned long dc_VIDIOC_QBUF(void) { return VIDIOC_QBUF; }
 static inline unsigned long dc_VIDIOC_DQBUF(void) { return VIDIOC_DQBUF; }
 static inline unsigned long dc_VIDIOC_STREAMON(void) { return VIDIOC_STREAMON; }
 static inline unsigned long dc_VIDIOC_STREAMOFF(void) { return VIDIOC_STREAMOFF; }
+static inline unsigned long dc_VIDIOC_S_CTRL(void) { return VIDIOC_S_CTRL; }
 
 /* v4l2_fourcc() codes. */
 static inline uint32_t dc_V4L2_PIX_FMT_YUYV(void) { return V4L2_PIX_FMT_YUYV; }

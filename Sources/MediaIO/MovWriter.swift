@@ -40,7 +40,9 @@ public final class MovWriter {
                 .cannotWrite(path: shown, reason: $0)
             }
             // Apple players open HEVC in QuickTime only when tagged hvc1 (not hev1).
-            videoStream.pointee.codecpar.pointee.codec_tag = Self.fourcc("hvc1")
+            if videoStream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_HEVC {
+                videoStream.pointee.codecpar.pointee.codec_tag = Self.fourcc("hvc1")
+            }
             videoStream.pointee.time_base = video.timeBase
             videoStream.pointee.avg_frame_rate = video.context.pointer.pointee.framerate
             try check(avcodec_parameters_from_context(audioStream.pointee.codecpar, audio.context.pointer)) {

@@ -141,6 +141,19 @@ enum Decode {
         return [UInt8](data)
     }
 
+    /// Every frame of `path` shrunk to `side`x`side` (area average), as rgb24: one entry per frame.
+    static func thumbnails(_ path: String, side: Int = 8) throws -> [[UInt8]] {
+        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("thumbs-\(UUID().uuidString).raw").path
+        defer { try? FileManager.default.removeItem(atPath: tmp) }
+        let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", path, "-vf", "scale=\(side):\(side):flags=area",
+                                               "-f", "rawvideo", "-pix_fmt", "rgb24", "-y", tmp])
+        guard r.status == 0, let data = FileManager.default.contents(atPath: tmp) else {
+            throw ProbeError(message: "ffmpeg could not decode \(path): \(r.stderr)")
+        }
+        let bytes = [UInt8](data), size = side * side * 3
+        return stride(from: 0, to: bytes.count - size + 1, by: size).map { Array(bytes[$0..<($0 + size)]) }
+    }
+
     /// Every audio sample of `path` as 48 kHz interleaved stereo Float32.
     static func audio(_ path: String) throws -> [Float] {
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("audio-\(UUID().uuidString).raw").path

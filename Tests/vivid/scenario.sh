@@ -43,5 +43,25 @@ case $name in
     v4l2-ctl -d /dev/video0 --set-ctrl=test_pattern=7
     aplay -q -D hw:Loopback,0 "$TONE"
     wait "$pid" ;;
+  av-sync)
+    # One reference event for eye and ear: dualcam-av-marker beeps into the loopback and
+    # flips the camera's test pattern at the instant each beep is heard. A small canvas and
+    # a cheap encoder keep the emulated VM in real time (it manages 1.6 fps of 1080p x265).
+    modprobe -d "$VIVID_VM_MODDIR" snd-aloop
+    control=$(v4l2-ctl -d /dev/video0 -L | awk '$1 == "test_pattern" { print $2 }')
+    # Debian 12's vivid (6.1) stamps "End of Frame" buffers with the frame's nominal start
+    # plus 0.9 of a period, which is ~30 ms after it fills the buffer (later kernels stamp the
+    # fill time). "Start of Exposure" stamps the nominal start: the moment the picture is made.
+    v4l2-ctl -d /dev/video0 --set-ctrl=timestamp_source=1
+    "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 \
+      --audio hw:Loopback,1 --duration 7 --json -o "$out/out.mov" > "$out/summary.json" 2> "$out/stderr.txt" &
+    pid=$!
+    for _ in $(seq 100); do ls "$out"/.out.mov.* >/dev/null 2>&1 && break; sleep 0.1; done
+    # 8 markers from 1 s on, 0.50417 s apart: 4.17 ms of phase against the camera's 30 fps
+    # frames each time, so together they sample the whole frame interval.
+    "$MARKER" hw:Loopback,0 /dev/video0 "$control" 7 9 8 1.0 0.50417 > "$out/markers.txt" 2> "$out/marker-stderr.txt"
+    echo $? > "$out/marker-status"
+    wait "$pid"
+    echo $? > "$out/status" ;;
   *) echo "unknown scenario $name" >&2; exit 2 ;;
 esac
