@@ -18,6 +18,9 @@ bad += [c["name"] + " p50 %.3f ms" % c["p50_ms"] for c in cases if c["name"] == 
 if bad: sys.exit("bench: slower than expected: " + ", ".join(bad))
 print("bench: warm p50 faster than libswscale+copy in every case")'
 
+# The live pipeline end to end: two 1080p30 files as cameras for 30 s, p99 within budget.
+bash Benchmarks/record-latency.sh 30
+
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 swift package --package-path Benchmarks benchmark --no-progress | tee "$out"

@@ -153,16 +153,21 @@ final class FileSource: LiveSource, @unchecked Sendable {
 
     override func captureLoop() {
         guard let reader else { return }
-        let start = monotonicNow()
+        // The pace starts with the first picture, not before it: opening the decoder takes
+        // tens of ms, and a late first frame would shift the clock the recorder takes from it.
+        var start: Double?
         do {
             while !stopping, let picture = try reader.next() {
-                let due = start + picture.time
-                let wait = due - monotonicNow()
+                if start == nil { start = monotonicNow() - picture.time }
+                let wait = start! + picture.time - monotonicNow()
                 if wait > 0 { usleep(UInt32(wait * 1e6)) }
                 if stopping { break }
+                // Stamped when the picture is due, as a camera stamps its buffer at capture;
+                // the copy below stands for the camera's DMA and counts as latency.
+                let captured = monotonicNow()
                 let frame = exchange.frameToFill(size: picture.picture.image.size)
                 frame.buffer.view.copy(from: picture.picture.image)
-                published(frame, timestamp: monotonicNow(), matrix: picture.picture.matrix)
+                published(frame, timestamp: captured, matrix: picture.picture.matrix)
             }
             if !stopping { setState(.lost("the file ended")) }
         } catch {

@@ -27,6 +27,27 @@ import Testing
         #expect(summary["singleCamera"] as? Bool == false)
     }
 
+    /// A camera that slows to 15 fps (dim light) still gives a 30 fps file in real time:
+    /// every picture shown twice, and what happened at 1 s is at 1 s in the file.
+    @Test func aSlowCameraIsRepeatedToKeepRealTime() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("slow.mov"), slow = dir.path("red-then-blue-15fps.mkv")
+        try makeClip(slow, ["-f", "lavfi", "-i", "color=red:s=320x240:r=15:d=1[a];color=blue:s=320x240:r=15:d=2[b];[a][b]concat=n=2:v=1:a=0",
+                            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-r", "15"])
+        let r = try dualcam(["record", "--back", slow, "--front", dir.path("no-front"), "--duration", "2", "--json", "-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(summary["frames"] as? Int == 60)
+        #expect((28...31).contains(summary["repeatedFrames"] as? Int ?? -1), "\(summary)")
+        #expect(summary["droppedBackFrames"] as? Int == 0)
+        let blueFrom = try Decode.thumbnails(out).firstIndex { t in
+            let c = meanRGB(t, width: 8, x: 0, y: 0, w: 8, h: 8)
+            return c.2 > 160 && c.0 < 90
+        }
+        #expect(blueFrom.map { abs($0 - 30) <= 1 } == true, "blue from frame \(String(describing: blueFrom))")
+    }
+
     @Test func sigusr1SwapsThePicturesMidRecording() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
