@@ -3,20 +3,30 @@ import Foundation
 import MediaIO
 
 /// Hands composed frames to the encoder on its own thread. A fixed pool of canvases goes
-/// round: the composer takes a free one (waiting when all are queued: the encoder sets the
-/// pace, the cameras keep their newest frames meanwhile), the encoder gives it back.
+/// round: the composer takes a free one, the encoder gives it back. When none is free the
+/// encoder is a whole pool (about a second) behind: the composer does not wait (that would
+/// stall the clock and later fill the missed slots with pictures from the future); the slot
+/// repeats the previous picture instead, so time and sync hold and the picture freezes
+/// until the encoder catches up.
 final class EncodeQueue: @unchecked Sendable {
+    enum Acquisition {
+        case canvas(I420Buffer)
+        case encoderBehind
+        case failed
+    }
+
     private let condition = NSCondition()
     private var free: [I420Buffer]
-    private var queued: [(index: Int, canvas: I420Buffer)] = []
+    /// Slots to encode in order; a nil canvas repeats the previous picture.
+    private var queued: [(index: Int, canvas: I420Buffer?)] = []
     private var finishing = false
     private var failure: MediaError?
     private let writer: MovWriter
     private let done = DispatchSemaphore(value: 0)
     private let audio = SampleQueue()
     private let samplesPerFrame: Int
-    /// Times the composer had to wait for the encoder.
-    private(set) var waits = 0
+    /// Slots that repeated the previous picture because the encoder was a pool behind.
+    private(set) var behindRepeats = 0
     /// Captured audio, or nil for a silent track.
     var liveAudio: LiveAudio?
     private var origin: Double?
@@ -38,18 +48,26 @@ final class EncodeQueue: @unchecked Sendable {
         t.start()
     }
 
-    /// A canvas to compose into; nil when the encoder has failed.
-    func acquire() -> I420Buffer? {
+    /// A canvas to compose into, without waiting.
+    func acquire() -> Acquisition {
         condition.lock()
         defer { condition.unlock() }
-        if free.isEmpty { waits += 1 }
-        while free.isEmpty && failure == nil { condition.wait() }
-        return failure == nil ? free.removeLast() : nil
+        if failure != nil { return .failed }
+        return free.isEmpty ? .encoderBehind : .canvas(free.removeLast())
     }
 
     func submit(index: Int, canvas: I420Buffer) {
         condition.lock()
         queued.append((index, canvas))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Slot `index` shows the previous slot's picture again (never the first slot).
+    func submitRepeat(index: Int) {
+        condition.lock()
+        behindRepeats += 1
+        queued.append((index, nil))
         condition.signal()
         condition.unlock()
     }
@@ -95,7 +113,8 @@ final class EncodeQueue: @unchecked Sendable {
             let (index, canvas) = queued.removeFirst()
             condition.unlock()
             do {
-                try writer.video.canvas().copy(from: canvas.view)
+                // A repeat sends the encoder's frame again: it still holds the last picture.
+                if let canvas { try writer.video.canvas().copy(from: canvas.view) }
                 try writer.writeVideoFrame(index: Int64(index))
                 framesEncoded = index + 1
                 // Audio up to this frame's end, as far as it has been captured.
@@ -108,10 +127,11 @@ final class EncodeQueue: @unchecked Sendable {
                 condition.unlock()
                 break
             }
-            condition.lock()
-            free.append(canvas)
-            condition.signal()
-            condition.unlock()
+            if let canvas {
+                condition.lock()
+                free.append(canvas)
+                condition.unlock()
+            }
         }
         do {
             // The track ends exactly where the picture does.

@@ -38,7 +38,9 @@ public struct RecordSummary: Sendable, Codable {
     public var droppedBackFrames: Int
     /// Frames the cameras' drivers report lost (gaps in buffer sequence numbers) or damaged.
     public var cameraDroppedFrames: Int
-    public var encoderWaits: Int
+    /// Output frames that repeat the previous picture because the encoder was a whole
+    /// canvas pool (about a second) behind: time and sync are kept, the picture freezes.
+    public var encoderBehindFrames: Int
     public var events: [String]
 }
 
@@ -182,7 +184,19 @@ public final class Recorder {
             var filled = 0
             while origin! + Double(slot) * slotSeconds <= frame.timestamp + slotSeconds / 2 {
                 if let m = maxSlots, slot >= m { break }
-                guard let canvas = queue.acquire() else { break recording }
+                let canvas: I420Buffer
+                switch queue.acquire() {
+                case .failed: break recording
+                case let .canvas(c): canvas = c
+                case .encoderBehind:
+                    if queue.behindRepeats == 0 {
+                        event(String(format: "at %.2f s the encoder is a second behind: repeating pictures until it catches up",
+                                     Double(slot) / Double(fps)))
+                    }
+                    queue.submitRepeat(index: slot)
+                    slot += 1
+                    continue
+                }
                 let inset = other?.exchange.take()?.frame
                 let requests = swapRequests()
                 if requests != swapsSeen, let f = other {
@@ -229,6 +243,6 @@ public final class Recorder {
                              singleCamera: sources.count == 1, sources: sources.map { "\($0.name): \($0.format)" },
                              latencyP50Ms: pct(0.5), latencyP99Ms: pct(0.99), latencyMaxMs: sorted.last.map { $0 * 1000 } ?? 0,
                              repeatedFrames: repeated, droppedBackFrames: droppedBack, cameraDroppedFrames: cameraDrops,
-                             encoderWaits: queue.waits, events: events)
+                             encoderBehindFrames: queue.behindRepeats, events: events)
     }
 }

@@ -97,10 +97,11 @@ struct Record: ParsableCommand {
                 print(String(decoding: try encoder.encode(s), as: UTF8.self))
             } else {
                 print(String(format: "recorded %@: %d frames (%.2f s)%@; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
-                             + "%d repeated, %d back frames dropped, %d lost by the cameras",
+                             + "%d repeated, %d back frames dropped, %d lost by the cameras%@",
                              s.output, s.frames, s.seconds, s.singleCamera ? ", single-camera mode" : "",
                              s.latencyP50Ms, s.latencyP99Ms, s.latencyMaxMs, s.repeatedFrames, s.droppedBackFrames,
-                             s.cameraDroppedFrames))
+                             s.cameraDroppedFrames,
+                             s.encoderBehindFrames > 0 ? ", \(s.encoderBehindFrames) frozen while the encoder caught up" : ""))
             }
         } catch {
             keys.restore()

@@ -48,6 +48,34 @@ import Testing
         #expect(blueFrom.map { abs($0 - 30) <= 1 } == true, "blue from frame \(String(describing: blueFrom))")
     }
 
+    /// An encoder that cannot keep up (x265 "slower" at 1080p: about 9 fps here) must not
+    /// bend time: once it is a pool behind, slots repeat the last picture, so a change at
+    /// 3.5 s shows at 3.5 s or later, never earlier, and the file is as long as asked.
+    @Test func anEncoderFallingBehindFreezesThePictureButKeepsTime() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("behind.mov"), late = dir.path("red-then-blue.mkv")
+        try makeClip(late, ["-f", "lavfi", "-i", "color=red:s=640x360:r=30:d=3.5[a];color=blue:s=640x360:r=30:d=3[b];[a][b]concat=n=2:v=1:a=0",
+                            "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        let r = try dualcam(["record", "--back", late, "--front", Self.back, "--duration", "5", "--preset", "slower",
+                             "--json", "-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(summary["frames"] as? Int == 150)
+        #expect((summary["encoderBehindFrames"] as? Int ?? 0) > 0, "the encoder kept up: nothing here was tested \(summary)")
+        #expect(r.stderr.contains("the encoder is a second behind"), "\(r.stderr)")
+        let p = try Probe(out)
+        let duration = try #require(Probe.number(p.stream("video")?["duration"]))
+        #expect(abs(duration - 5) <= 1.0 / 30)
+        #expect(abs((Probe.number(p.stream("audio")?["duration"]) ?? 0) - duration) <= 0.05)
+        let blueFrom = try Decode.thumbnails(out).firstIndex { t in
+            let c = meanRGB(t, width: 8, x: 0, y: 0, w: 8, h: 8)
+            return c.2 > 160 && c.0 < 90
+        }
+        let first = try #require(blueFrom, "the change at 3.5 s never showed")
+        #expect(first >= 104, "the 3.5 s change shows at frame \(first): early")
+    }
+
     @Test func sigusr1SwapsThePicturesMidRecording() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
