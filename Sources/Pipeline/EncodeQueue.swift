@@ -25,8 +25,6 @@ final class EncodeQueue: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let audio = SampleQueue()
     private let samplesPerFrame: Int
-    /// Slots that repeated the previous picture because the encoder was a pool behind.
-    private(set) var behindRepeats = 0
     /// Captured audio, or nil for a silent track.
     var liveAudio: LiveAudio?
     private var origin: Double?
@@ -66,7 +64,6 @@ final class EncodeQueue: @unchecked Sendable {
     /// Slot `index` shows the previous slot's picture again (never the first slot).
     func submitRepeat(index: Int) {
         condition.lock()
-        behindRepeats += 1
         queued.append((index, nil))
         condition.signal()
         condition.unlock()

@@ -141,7 +141,7 @@ public final class Recorder {
         var latencies: [Double] = []
         latencies.reserveCapacity(maxSlots ?? 18000)
         var repeated = 0, droppedBack = 0
-        var swapsSeen = 0
+        var swapsSeen = 0, encoderBehind = 0
         let startedAt = monotonicNow()
 
         func alive(_ s: LiveSource) -> Bool {
@@ -184,15 +184,25 @@ public final class Recorder {
             var filled = 0
             while origin! + Double(slot) * slotSeconds <= frame.timestamp + slotSeconds / 2 {
                 if let m = maxSlots, slot >= m { break }
+                // A slot due more than half a frame before this picture was taken (the camera
+                // slowed down, or a frame was missed) shows the previous picture, the nearer
+                // in time: showing this one there would put the picture ahead of the sound.
+                if slot > 0 && origin! + Double(slot) * slotSeconds < frame.timestamp - slotSeconds / 2 {
+                    queue.submitRepeat(index: slot)
+                    repeated += 1
+                    slot += 1
+                    continue
+                }
                 let canvas: I420Buffer
                 switch queue.acquire() {
                 case .failed: break recording
                 case let .canvas(c): canvas = c
                 case .encoderBehind:
-                    if queue.behindRepeats == 0 {
+                    if encoderBehind == 0 {
                         event(String(format: "at %.2f s the encoder is a second behind: repeating pictures until it catches up",
                                      Double(slot) / Double(fps)))
                     }
+                    encoderBehind += 1
                     queue.submitRepeat(index: slot)
                     slot += 1
                     continue
@@ -215,7 +225,9 @@ public final class Recorder {
                 slot += 1
                 filled += 1
             }
-            if filled == 0 { droppedBack += 1 } else { repeated += filled - 1 }
+            // A frame past the requested duration is not a drop.
+            let pastTheEnd = maxSlots.map { slot >= $0 } ?? false
+            if filled == 0 && !pastTheEnd { droppedBack += 1 } else if filled > 1 { repeated += filled - 1 }
         }
         for s in sources { s.stop() }
         if let live = liveAudio, let origin {
@@ -243,6 +255,6 @@ public final class Recorder {
                              singleCamera: sources.count == 1, sources: sources.map { "\($0.name): \($0.format)" },
                              latencyP50Ms: pct(0.5), latencyP99Ms: pct(0.99), latencyMaxMs: sorted.last.map { $0 * 1000 } ?? 0,
                              repeatedFrames: repeated, droppedBackFrames: droppedBack, cameraDroppedFrames: cameraDrops,
-                             encoderBehindFrames: queue.behindRepeats, events: events)
+                             encoderBehindFrames: encoderBehind, events: events)
     }
 }
