@@ -54,6 +54,15 @@ import Testing
         return Int(v["nb_frames"] as? String ?? "") ?? 0
     }
 
+    /// Both cameras recorded: the file checks out, and near its end the front (red) is the
+    /// inset over the back (blue).
+    static func expectPictureInPicture(_ dir: TempDir, seconds: Double, frameFromEnd: Int) throws {
+        let frames = try checkFile(dir.path("out.mov"), seconds: seconds)
+        let rgb = try Decode.frame(dir.path("out.mov"), index: frames - frameFromEnd, pixelFormat: "rgb24")
+        #expect(looks(inset(rgb), like: .red), "inset \(inset(rgb))")
+        #expect(looks(full(rgb), like: .blue), "full frame \(full(rgb))")
+    }
+
     @Test func devicesListsBothCamerasWithFormatsSizesAndRates() throws {
         try Env.requireFFmpegTools()
         guard let dir = try Self.scenario("devices", cameras: 2) else { return }
@@ -76,10 +85,7 @@ import Testing
         guard let dir = try Self.scenario(scenario, cameras: 2) else { return }
         #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
         #expect(Self.stderr(dir).contains("/dev/video0: \(format)") && Self.stderr(dir).contains("/dev/video1: \(format)"))
-        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 3)
-        let rgb = try Decode.frame(dir.path("out.mov"), index: frames - 10, pixelFormat: "rgb24")
-        #expect(Self.looks(Self.inset(rgb), like: .red), "inset \(Self.inset(rgb))")
-        #expect(Self.looks(Self.full(rgb), like: .blue), "full frame \(Self.full(rgb))")
+        try Self.expectPictureInPicture(dir, seconds: 3, frameFromEnd: 10)
     }
 
     @Test func oneCameraRecordsAlone() throws {
@@ -99,10 +105,7 @@ import Testing
         #expect(Self.stderr(dir).contains("/dev/video0: cannot stream YUYV 640x360: Invalid argument; trying NV12 640x360"),
                 "\(Self.stderr(dir))")
         #expect(Self.stderr(dir).contains("/dev/video0: NV12 640x360") && Self.stderr(dir).contains("/dev/video1: YUYV 640x360"))
-        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 2)
-        let rgb = try Decode.frame(dir.path("out.mov"), index: frames - 5, pixelFormat: "rgb24")
-        #expect(Self.looks(Self.inset(rgb), like: .red), "inset \(Self.inset(rgb))")
-        #expect(Self.looks(Self.full(rgb), like: .blue), "full frame \(Self.full(rgb))")
+        try Self.expectPictureInPicture(dir, seconds: 2, frameFromEnd: 5)
     }
 
     @Test func frontUnpluggedMidRecordingLeavesBackAloneAndAFullFile() throws {
