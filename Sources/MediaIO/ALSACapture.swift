@@ -47,25 +47,40 @@ public final class ALSACapture {
 
     deinit { if let pcm { snd_pcm_close(pcm) } }
 
-    /// Reads one period into `samples` (interleaved, `channels` per frame). Returns the frames
-    /// read and the monotonic time of the first; nil after an overrun (the caller pads the gap).
-    public func read(into samples: UnsafeMutablePointer<Int16>) throws(MediaError) -> (frames: Int, time: Double)? {
+    public enum ReadResult {
+        /// `frames` frames, the first captured at monotonic time `time`.
+        case samples(frames: Int, time: Double)
+        /// The device overran (we were too slow): samples were lost, the caller pads the gap.
+        case overrun
+        /// Nothing within the timeout (a stalled device, or a signal).
+        case nothing
+    }
+
+    /// Reads up to one period into `samples` (interleaved, `channels` per frame), waiting at
+    /// most `timeout` seconds for it, so that a stalled device never holds up a stop.
+    /// Throws when the device has failed or gone (unplugged).
+    public func read(into samples: UnsafeMutablePointer<Int16>, timeout: Double = 0.2) throws(MediaError) -> ReadResult {
         guard let pcm else { throw .cannotOpen(path: device, reason: "closed") }
+        let ready = snd_pcm_wait(pcm, Int32(timeout * 1000))
+        if ready == 0 || ready == -EINTR { return .nothing }
+        if ready == -EPIPE || ready == -ESTRPIPE {
+            snd_pcm_prepare(pcm)
+            return .overrun
+        }
+        if ready < 0 { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(ready))) }
         let n = snd_pcm_readi(pcm, samples, snd_pcm_uframes_t(periodFrames))
         if n == -Int(EPIPE) || n == -Int(ESTRPIPE) {
             snd_pcm_prepare(pcm)
-            return nil
+            return .overrun
         }
-        if n < 0 {
-            if n == -Int(EAGAIN) || n == -Int(EINTR) { return nil }
-            throw .cannotOpen(path: device, reason: String(cString: snd_strerror(Int32(n))))
-        }
+        if n == -Int(EAGAIN) || n == -Int(EINTR) || n == 0 { return .nothing }
+        if n < 0 { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(Int32(n)))) }
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         var delay = snd_pcm_sframes_t(0)
         if snd_pcm_delay(pcm, &delay) < 0 { delay = 0 }
         // The last sample read was captured `delay` frames before now.
         let now = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-        return (Int(n), now - Double(Int(delay) + Int(n)) / Double(sampleRate))
+        return .samples(frames: Int(n), time: now - Double(Int(delay) + Int(n)) / Double(sampleRate))
     }
 }

@@ -45,6 +45,11 @@ public struct VideoEncoderSettings: Sendable {
     public var framesPerSecond: Int32 = 30
     public var preset = "ultrafast"
     public var crf = 28
+    /// No B-frames: pictures leave the encoder in order, a few frames sooner. A live
+    /// recording wants that, and its fragmented file needs it: without an edit list (which
+    /// a fragmented file cannot have) reordered frames would start the picture two frames
+    /// after the sound.
+    public var inOrder = false
     public init() {}
 }
 
@@ -68,12 +73,12 @@ public final class VideoEncoder: Encoder {
             c.pointee.colorspace = AVCOL_SPC_BT709
             c.pointee.color_range = AVCOL_RANGE_MPEG
             c.pointee.gop_size = settings.framesPerSecond * 2
-        }, options: [
+        }, options: (settings.inOrder ? ["bf": "0"] : [:]).merging([
             "preset": settings.preset,
             "crf": String(settings.crf),
             // x265 prints banners and stats on stderr by itself; errors come back as codes.
-            "x265-params": "log-level=none",
-        ])
+            "x265-params": "log-level=none" + (settings.inOrder ? ":bframes=0" : ""),
+        ]) { $1 })
         let f = frame.pointer
         f.pointee.format = AV_PIX_FMT_YUV420P.rawValue
         f.pointee.width = Int32(settings.size.width)

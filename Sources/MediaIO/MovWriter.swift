@@ -13,6 +13,21 @@ public final class MovWriter {
     public let audio: AudioEncoder
     private var opened = false
     private var finished = false
+    /// The file and its folder, for fsync: what the muxer has written survives a power cut.
+    private var durable: DurableFile?
+    /// Where the file stood when last put on disk.
+    private var syncedPosition: Int64 = 0
+
+    /// How the file is laid out on disk.
+    public enum Layout: Sendable {
+        /// One index (moov) before the media: what players expect; the file is only
+        /// readable once finished.
+        case faststart
+        /// An empty index, then self-contained fragments of at most `seconds` (each a
+        /// moof+mdat pair): everything up to the last complete fragment plays even when the
+        /// process is killed or the machine loses power.
+        case fragmented(seconds: Double)
+    }
 
     public struct Metadata: Sendable {
         public var creationTime = Date()
@@ -23,7 +38,7 @@ public final class MovWriter {
 
     /// `reportedPath` is the name errors give: the destination a temporary file stands in for.
     public init(path: String, reportedPath: String? = nil, video: VideoEncoder, audio: AudioEncoder,
-                metadata: Metadata, faststart: Bool) throws(MediaError) {
+                metadata: Metadata, layout: Layout) throws(MediaError) {
         let shown = reportedPath ?? path
         self.path = shown
         self.video = video
@@ -59,9 +74,17 @@ public final class MovWriter {
             try check(avio_open(&context.pointee.pb, path, dc_avio_flag_write())) { .cannotWrite(path: shown, reason: $0) }
             opened = true
             var options: OpaquePointer?
-            if faststart { av_dict_set(&options, "movflags", "+faststart", 0) }
+            switch layout {
+            case .faststart:
+                av_dict_set(&options, "movflags", "+faststart", 0)
+            case let .fragmented(seconds):
+                av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
+                av_dict_set(&options, "frag_duration", String(Int64(seconds * 1e6)), 0)
+                durable = try DurableFile(path: path, reportedPath: shown)
+            }
             defer { av_dict_free(&options) }
             try check(avformat_write_header(context, &options)) { .cannotWrite(path: shown, reason: $0) }
+            try syncToDisk()
         } catch {
             close()
             throw error
@@ -90,6 +113,9 @@ public final class MovWriter {
         av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
         packet.pointee.stream_index = stream.pointee.index
         try check(av_interleaved_write_frame(context, packet)) { .cannotWrite(path: path, reason: $0) }
+        // A fragmented file grows only when the muxer completes a fragment: that is the
+        // moment to put it on disk, rather than leave it in the I/O buffer for a kill to lose.
+        if durable != nil, let pb = context.pointee.pb, avio_tell(pb) != syncedPosition { try syncToDisk() }
     }
 
     /// Encodes the picture last composed into `video.canvas()` as frame `index`.
@@ -109,9 +135,32 @@ public final class MovWriter {
         try video.encode(nil) { (p) throws(MediaError) in try writeVideo(p) }
         try audio.encode(nil) { (p) throws(MediaError) in try writeAudio(p) }
         try check(av_write_trailer(context)) { .cannotWrite(path: path, reason: $0) }
+        try syncToDisk()
         let rc = avio_closep(&context.pointee.pb)
         opened = false
         try check(rc) { .cannotWrite(path: path, reason: $0) }
+    }
+
+    /// Pushes what the muxer has handed to its I/O buffer to the kernel and, for a
+    /// fragmented file, to the disk (file and folder). The fragment being built stays in
+    /// the muxer's memory until it is complete; everything before it is then safe.
+    public func syncToDisk() throws(MediaError) {
+        guard opened, let pb = context.pointee.pb else { return }
+        avio_flush(pb)
+        if pb.pointee.error < 0 { try check(pb.pointee.error) { .cannotWrite(path: path, reason: $0) } }
+        try durable?.sync()
+        syncedPosition = avio_tell(pb)
+    }
+
+    /// Closes the file as it is, without the encoders' last frames or the trailer: after a
+    /// write error (disk full) or an encoder failure, when a fragmented file's complete
+    /// fragments are what there is to keep.
+    public func abandon() {
+        guard opened else { return }
+        if let pb = context.pointee.pb { avio_flush(pb) }
+        try? durable?.sync()
+        avio_closep(&context.pointee.pb)
+        opened = false
     }
 
     static func fourcc(_ s: String) -> UInt32 {

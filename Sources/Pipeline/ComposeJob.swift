@@ -74,7 +74,7 @@ public final class ComposeJob {
         let audio = try AudioEncoder()
         let output = try AtomicOutput(destination: o.output, overwrite: o.overwrite)
         let writer = try MovWriter(path: output.temporaryPath, reportedPath: o.output, video: video, audio: audio, metadata: o.metadata,
-                                   faststart: true)
+                                   layout: .faststart)
 
         let clock = FrameClock(fps: Int(o.video.framesPerSecond))
         let samplesPerFrame = Int(OutputAudio.sampleRate) / clock.fps

@@ -30,6 +30,12 @@ final class EncodeQueue: @unchecked Sendable {
     private var origin: Double?
     private var framesEncoded = 0
 
+    /// Frames encoded and handed to the muxer so far.
+    var encodedFrames: Int {
+        condition.lock(); defer { condition.unlock() }
+        return framesEncoded
+    }
+
     /// Time zero of the output, on the monotonic clock (the first back frame's timestamp).
     func setOrigin(_ t: Double) {
         condition.lock(); origin = t; condition.unlock()
@@ -92,7 +98,7 @@ final class EncodeQueue: @unchecked Sendable {
         condition.lock(); let origin = self.origin; condition.unlock()
         if let live = liveAudio {
             var got = 0
-            if let origin { got = try live.drain(into: audio, origin: origin, limit: missing) }
+            if let origin { got = live.drain(into: audio, origin: origin, limit: missing) }
             if padding { audio.appendSilence(missing - got) }
         } else {
             audio.appendSilence(missing)
@@ -113,9 +119,9 @@ final class EncodeQueue: @unchecked Sendable {
                 // A repeat sends the encoder's frame again: it still holds the last picture.
                 if let canvas { try writer.video.canvas().copy(from: canvas.view) }
                 try writer.writeVideoFrame(index: Int64(index))
-                framesEncoded = index + 1
+                condition.lock(); framesEncoded = index + 1; condition.unlock()
                 // Audio up to this frame's end, as far as it has been captured.
-                try addAudio(upTo: framesEncoded * samplesPerFrame, padding: false)
+                try addAudio(upTo: (index + 1) * samplesPerFrame, padding: false)
                 try writer.writeAudio(from: audio, final: false)
             } catch {
                 condition.lock()
@@ -130,9 +136,14 @@ final class EncodeQueue: @unchecked Sendable {
                 condition.unlock()
             }
         }
+        // After a failure the file is kept as it stands: nothing more is written.
+        if error != nil {
+            done.signal()
+            return
+        }
         do {
             // The track ends exactly where the picture does.
-            try addAudio(upTo: framesEncoded * samplesPerFrame, padding: true)
+            try addAudio(upTo: encodedFrames * samplesPerFrame, padding: true)
             try writer.writeAudio(from: audio, final: true)
         } catch {
             condition.lock(); failure = failure ?? error; condition.unlock()

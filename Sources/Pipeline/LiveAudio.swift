@@ -1,26 +1,33 @@
 import Foundation
 import MediaIO
 
-/// Audio captured on its own thread, kept on the monotonic clock: each sample's place in the
-/// output is (capture time - time zero) * 48 kHz. An overrun's gap is filled with silence,
-/// so later samples keep their place.
+/// Audio captured on its own thread, kept on the cameras' monotonic clock: each period is
+/// placed where its capture time says (see `DriftCorrector`), so sound and picture stay
+/// together however far the device's clock is off. A microphone that fails, is unplugged or
+/// goes quiet for `stallSeconds` is dropped: the recording goes on with silence.
 final class LiveAudio: @unchecked Sendable {
+    static let stallSeconds = 2.0
+    /// A device that has not delivered anything yet gets this long (start-up).
+    static let startSeconds = 5.0
+
     let capture: ALSACapture
     private let lock = NSLock()
     private let captured = SampleQueue()
-    /// Monotonic time of the first sample in `captured`'s history, and samples since then.
-    private var streamStart: Double?
-    private var appended = 0
+    private var corrector = DriftCorrector()
     private var placed = false
     private var toDrop = 0
     private(set) var overruns = 0
-    private var failure: MediaError?
+    private var lostReason: String?
     private var stopping = false
     private let finished = DispatchSemaphore(value: 0)
+    private var started = false
+    /// Told once, from the capture thread, when the microphone is dropped.
+    var onLost: (String) -> Void = { _ in }
 
     init(device: String) throws(MediaError) { capture = try ALSACapture(device: device) }
 
     func start() {
+        started = true
         let t = Thread { [self] in
             captureLoop()
             finished.signal()
@@ -29,15 +36,32 @@ final class LiveAudio: @unchecked Sendable {
         t.start()
     }
 
+    /// Ends the capture thread; never waits longer than one read's timeout.
     func stop() {
         lock.lock(); stopping = true; lock.unlock()
-        finished.wait()
+        if started { finished.wait(); started = false }
+    }
+
+    var isLost: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return lostReason != nil
+    }
+
+    /// Samples added or removed so far to follow the monotonic clock.
+    var driftCorrection: Int {
+        lock.lock(); defer { lock.unlock() }
+        return corrector.corrected
     }
 
     /// Monotonic time up to which audio has been captured.
     var capturedUntil: Double {
         lock.lock(); defer { lock.unlock() }
-        return (streamStart ?? 0) + Double(appended) / 48_000
+        return (corrector.start ?? 0) + Double(corrector.placed) / DriftCorrector.sampleRate
+    }
+
+    private func lose(_ why: String) {
+        lock.lock(); lostReason = why; lock.unlock()
+        onLost(why)
     }
 
     private func captureLoop() {
@@ -45,60 +69,64 @@ final class LiveAudio: @unchecked Sendable {
         let raw = UnsafeMutablePointer<Int16>.allocate(capacity: period * 2)
         defer { raw.deallocate() }
         var left = [Float](repeating: 0, count: period), right = [Float](repeating: 0, count: period)
+        var stretchedLeft = [Float](repeating: 0, count: period + 1)
+        var stretchedRight = [Float](repeating: 0, count: period + 1)
+        let began = monotonicNow()
+        var lastSound: Double?
         while true {
             lock.lock(); let stop = stopping; lock.unlock()
             if stop { return }
-            let result: (frames: Int, time: Double)?
+            let result: ALSACapture.ReadResult
             do { result = try capture.read(into: raw) } catch {
-                lock.lock(); failure = error; lock.unlock()
+                lose(error.description)
                 return
             }
-            guard let (n, time) = result else {
-                lock.lock(); overruns += 1; lock.unlock()
+            let now = monotonicNow()
+            guard case let .samples(n, time) = result else {
+                if case .overrun = result { lock.lock(); overruns += 1; lock.unlock() }
+                let quietFor = now - (lastSound ?? began)
+                if quietFor > (lastSound == nil ? Self.startSeconds : Self.stallSeconds) {
+                    lose(String(format: "no sound for %.0f s", quietFor))
+                    return
+                }
                 continue
             }
+            lastSound = now
             let stereo = capture.channels == 2
             for i in 0..<n {
                 left[i] = Float(raw[stereo ? 2 * i : i]) / 32768
                 right[i] = Float(raw[stereo ? 2 * i + 1 : i]) / 32768
             }
             lock.lock()
-            if streamStart == nil { streamStart = time }
-            // Samples lost to an overrun (or a stalled device): silence keeps the clock.
-            let expected = Int(((time - streamStart!) * 48_000).rounded())
-            if expected - appended > 480 {
-                captured.appendSilence(expected - appended)
-                appended = expected
+            let (silence, length) = corrector.place(count: n, capturedAt: time)
+            captured.appendSilence(silence)
+            if length == n {
+                captured.append(left: left, right: right, count: n)
+            } else {
+                DriftCorrector.stretch(left, count: n, into: &stretchedLeft, length: length)
+                DriftCorrector.stretch(right, count: n, into: &stretchedRight, length: length)
+                captured.append(left: stretchedLeft, right: stretchedRight, count: length)
             }
-            captured.append(left: left, right: right, count: n)
-            appended += n
             lock.unlock()
         }
     }
 
     /// Moves up to `limit` samples, placed on the output timeline that starts at `origin`,
-    /// into `queue`. Returns how many were moved.
+    /// into `queue`. Returns how many were moved. Once the microphone is lost, silence
+    /// makes up the rest, so the track keeps pace with the picture.
     @discardableResult
-    func drain(into queue: SampleQueue, origin: Double, limit: Int) throws(MediaError) -> Int {
+    func drain(into queue: SampleQueue, origin: Double, limit: Int) -> Int {
         lock.lock()
         defer { lock.unlock() }
-        if let failure { throw failure }
-        guard let start = streamStart, limit > 0 else { return 0 }
+        guard limit > 0 else { return 0 }
         var moved = 0
-        if !placed {
+        if let start = corrector.start, !placed {
             placed = true
-            let offset = Int(((start - origin) * 48_000).rounded())
-            if offset > 0 {
-                let pad = min(offset, limit)
-                queue.appendSilence(pad)
-                moved += pad
-                if offset > pad { toDrop = -(offset - pad) }  // still to pad, later
-            } else {
-                toDrop = -offset
-            }
+            let offset = clampedInt(((start - origin) * DriftCorrector.sampleRate).rounded())
+            toDrop = -offset  // negative: silence still to come before the first sample
         }
         if toDrop < 0 {
-            let pad = min(-toDrop, limit - moved)
+            let pad = min(-toDrop, limit)
             queue.appendSilence(pad)
             moved += pad
             toDrop += pad
@@ -110,6 +138,11 @@ final class LiveAudio: @unchecked Sendable {
         }
         let n = min(limit - moved, captured.count)
         captured.move(n, to: queue)
-        return moved + n
+        moved += n
+        if lostReason != nil && captured.count == 0 && toDrop <= 0 {
+            queue.appendSilence(limit - moved)
+            moved = limit
+        }
+        return moved
     }
 }

@@ -1,6 +1,7 @@
 import Compositor
 import Foundation
 import MediaIO
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,10 +76,19 @@ public class LiveSource: @unchecked Sendable {
     private let stateLock = NSLock()
     private var _state = SourceState.starting
     private var _lastArrival = 0.0
-    /// Signalled on every published frame (the composer waits on the driver's).
-    var onFrame: (() -> Void)?
-    var stopping = false
+    /// Called on every published frame (the composer waits on the driver's). The composer
+    /// swaps it while the capture thread runs (failover), so it lives under `stateLock`.
+    private var _onFrame: (() -> Void)?
+    /// Set by the composer, read by the capture thread between frames.
+    private let _stopping = Atomic<Bool>(false)
     public private(set) var format = ""
+
+    var stopping: Bool { _stopping.load(ordering: .acquiring) }
+    /// Asks the capture thread to end after its current frame, without waiting for it.
+    func requestStop() { _stopping.store(true, ordering: .releasing) }
+    func setOnFrame(_ f: (() -> Void)?) {
+        stateLock.lock(); _onFrame = f; stateLock.unlock()
+    }
 
     init(name: String) { self.name = name }
 
@@ -102,6 +112,7 @@ public class LiveSource: @unchecked Sendable {
         stateLock.lock()
         _lastArrival = monotonicNow()
         if _state == .starting { _state = .running }
+        let onFrame = _onFrame
         stateLock.unlock()
         onFrame?()
     }
@@ -126,7 +137,7 @@ public class LiveSource: @unchecked Sendable {
 
     /// Stops the capture thread and waits for it, so its device can be closed safely.
     func stop() {
-        stopping = true
+        requestStop()
         if started {
             finished.wait()
             started = false
@@ -159,8 +170,11 @@ final class FileSource: LiveSource, @unchecked Sendable {
         do {
             while !stopping, let picture = try reader.next() {
                 if start == nil { start = monotonicNow() - picture.time }
-                let wait = start! + picture.time - monotonicNow()
-                if wait > 0 { usleep(UInt32(wait * 1e6)) }
+                // In short naps, so that a stop request is seen within 50 ms whatever the gap.
+                let due = start! + picture.time
+                while !stopping, case let wait = due - monotonicNow(), wait > 0 {
+                    usleep(UInt32(min(wait, 0.05) * 1e6))
+                }
                 if stopping { break }
                 // Stamped when the picture is due, as a camera stamps its buffer at capture;
                 // the copy below stands for the camera's DMA and counts as latency.

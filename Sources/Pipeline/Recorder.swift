@@ -47,26 +47,50 @@ public struct RecordSummary: Sendable, Codable {
 public enum RecordError: Error, CustomStringConvertible {
     case noCamera(String)
     case media(MediaError)
+    /// The recording stopped before its first frame: there is no file.
+    case nothingRecorded(String)
+    /// The recording was cut short by a failure; what was recorded is kept at `path`.
+    case cutShort(path: String, seconds: Double, reason: String, finalized: Bool)
+    /// Recorded in full, but the regular file could not be written: the fragmented one is kept.
+    case notFinalized(path: String, seconds: Double, reason: String)
+
     public var description: String {
         switch self {
         case let .noCamera(why): return why
         case let .media(e): return e.description
+        case let .nothingRecorded(why): return "\(why): nothing recorded, no file written"
+        case let .cutShort(path, seconds, reason, finalized):
+            return String(format: "%@; recording stopped at %.1f s, ", reason, seconds)
+                + (finalized ? "what was recorded is saved at \(path)" : Self.keptFragmented(path))
+        case let .notFinalized(path, seconds, reason):
+            return String(format: "recorded %.1f s but could not finish the file (%@); ", seconds, reason)
+                + Self.keptFragmented(path)
         }
+    }
+
+    static func keptFragmented(_ path: String) -> String {
+        "it is kept at \(path) as a fragmented file that plays as it is (`dualcam finish \(path)` makes it a regular one)"
     }
 }
 
-/// Records picture-in-picture from two live sources. The back source drives the clock: the
-/// output has a slot every 1/30 s from its first frame, and each back frame fills the slots
-/// due by then (half a frame's slack), with the newest front frame in the inset. A source
-/// that fails, ends or sends nothing for a second is dropped and the other goes on alone.
+/// Records picture-in-picture from two live sources. The back source drives the clock (see
+/// `SlotClock`), with the newest front frame in the inset; a source that fails, ends or
+/// sends nothing for a second is dropped and the other goes on alone (`SourceSet`). The file
+/// is crash-safe while recording and regular once stopped (`RecordingFile`).
 public final class Recorder {
     public let options: RecordOptions
     public var log: (String) -> Void = { _ in }
     public var shouldStop: () -> Bool = { false }
     /// How many swap requests (SIGUSR1, `s`) have come in so far.
     public var swapRequests: () -> Int = { 0 }
+    /// Called once the recording has stopped and the file is being finished.
+    public var willFinalize: () -> Void = {}
 
-    static let lostAfter = 1.0
+    /// Free space under this many seconds of recording is worth a warning at the start.
+    static let warnBelowSeconds = 600.0
+
+    private var events: [String] = []
+    private func event(_ s: String) { events.append(s); log(s) }
 
     public init(options: RecordOptions) { self.options = options }
 
@@ -77,20 +101,54 @@ public final class Recorder {
                             only: options.pixelFormat, log: log)
     }
 
-    public func run() throws(RecordError) -> RecordSummary {
-        let o = options
-        var events: [String] = []
-        func event(_ s: String) { events.append(s); log(s) }
+    /// What the loop that fills the slots counted.
+    struct Counts {
+        var latencies: [Double] = []
+        var repeated = 0, droppedBack = 0, encoderBehind = 0
+        var swapsSeen = 0
+    }
 
+    public func run() throws(RecordError) -> RecordSummary {
+        events = []
         // The audio device first: a wrong --audio fails before anything else happens.
-        var liveAudio: LiveAudio?
-        if let device = o.audioDevice {
-            do { liveAudio = try LiveAudio(device: device) } catch { throw .media(error) }
+        let liveAudio = try openAudio()
+        let sources = SourceSet(try openSources())
+        let compositor: PiPCompositor
+        do { compositor = try PiPCompositor(layout: options.layout, threads: 2) } catch {
+            throw .media(.encoderFailed(name: "compositor", reason: error.description))
         }
+        let file: RecordingFile
+        do { file = try RecordingFile(options: options) } catch { throw .media(error) }
+        warnIfShortOfSpace()
+        let fps = Int(options.video.framesPerSecond)
+        let queue = EncodeQueue(writer: file.writer, canvas: options.layout.canvas, fps: fps)
+        queue.liveAudio = liveAudio
+        liveAudio?.onLost = { [weak self] why in self?.log("microphone lost (\(why)): recording goes on with silence") }
+
+        var clock = SlotClock(fps: fps, duration: options.duration)
+        var counts = Counts()
+        counts.latencies.reserveCapacity(clock.limit.map { min($0, 1 << 20) } ?? 18000)
+        sources.startAll()
+        liveAudio?.start()
+        fillSlots(&clock, &counts, sources: sources, queue: queue, compositor: compositor)
+        sources.stopAll()
+        stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
+        try close(file, queue: queue, clock: clock)
+        return summary(clock: clock, counts: counts, sources: sources.all)
+    }
+
+    private func openAudio() throws(RecordError) -> LiveAudio? {
+        guard let device = options.audioDevice else { return nil }
+        do { return try LiveAudio(device: device) } catch { throw .media(error) }
+    }
+
+    /// The sources asked for, or the first capture devices; those that cannot be opened are
+    /// reported and left out.
+    private func openSources() throws(RecordError) -> [LiveSource] {
         var specs: [String] = []
-        if let b = o.back { specs.append(b) }
-        if let f = o.front { specs.append(f) }
-        if o.back == nil || o.front == nil {
+        if let b = options.back { specs.append(b) }
+        if let f = options.front { specs.append(f) }
+        if options.back == nil || options.front == nil {
             let found = V4L2Device.list().map(\.path).filter { !specs.contains($0) }
             specs += found.prefix(2 - specs.count)
         }
@@ -110,151 +168,129 @@ public final class Recorder {
         }
         if sources.count == 1 { event("single-camera mode: recording \(sources[0].name) alone") }
         for s in sources { log("\(s.name): \(s.format)") }
+        return sources
+    }
 
-        let compositor: PiPCompositor
-        do { compositor = try PiPCompositor(layout: o.layout, threads: 2) } catch {
-            throw .media(.encoderFailed(name: "compositor", reason: error.description))
-        }
-        let writer: MovWriter, output: AtomicOutput
-        do {
-            output = try AtomicOutput(destination: o.output, overwrite: o.overwrite)
-            writer = try MovWriter(path: output.temporaryPath, reportedPath: o.output,
-                                   video: try VideoEncoder(settings: o.video), audio: try AudioEncoder(),
-                                   metadata: o.metadata, faststart: true)
-        } catch { throw .media(error) }
-        let fps = Int(o.video.framesPerSecond)
-        let queue = EncodeQueue(writer: writer, canvas: o.layout.canvas, fps: fps)
-        queue.liveAudio = liveAudio
+    private func warnIfShortOfSpace() {
+        let bytesPerSecond = Self.expectedBytesPerSecond(options.video)
+        guard let free = RecordingFile.freeBytes(near: options.output),
+              Double(free) < bytesPerSecond * Self.warnBelowSeconds else { return }
+        event(String(format: "warning: %.0f MB free for %@: about %.0f minutes at the expected %.1f MB/s "
+                     + "(finishing the file needs as much again)",
+                     Double(free) / 1e6, options.output, Double(free) / bytesPerSecond / 60, bytesPerSecond / 1e6))
+    }
 
-        var driver = sources[0]
-        var other: LiveSource? = sources.count > 1 ? sources[1] : nil
-        let arrived = DispatchSemaphore(value: 0)
-        driver.onFrame = { arrived.signal() }
-        for s in sources { s.start() }
-        liveAudio?.start()
-        defer { for s in sources { s.stop() } }
+    /// A generous estimate of what x265 writes per second (0.13 bits per pixel, as busy
+    /// camera footage at crf 28 takes) plus the AAC track.
+    static func expectedBytesPerSecond(_ v: VideoEncoderSettings) -> Double {
+        Double(v.size.width * v.size.height) * Double(v.framesPerSecond) * 0.13 / 8 + 20_000
+    }
 
-        let slotSeconds = 1.0 / Double(fps)
-        let maxSlots = o.duration.map { max(1, Int(($0 * Double(fps)).rounded())) }
-        var origin: Double?
-        var slot = 0
-        var latencies: [Double] = []
-        latencies.reserveCapacity(maxSlots ?? 18000)
-        var repeated = 0, droppedBack = 0
-        var swapsSeen = 0, encoderBehind = 0
-        let startedAt = monotonicNow()
-
-        func alive(_ s: LiveSource) -> Bool {
-            if case .lost = s.state { return false }
-            // A camera that has gone quiet for a second counts as unplugged.
-            let quietSince = s.lastArrival > 0 ? s.lastArrival : startedAt
-            return monotonicNow() - quietSince < Self.lostAfter + (s.lastArrival > 0 ? 0 : 4)
-        }
-        func reason(_ s: LiveSource) -> String {
-            if case let .lost(why) = s.state { return why }
-            return "no frame for \(Int(Self.lostAfter)) s"
-        }
-
-        recording: while !shouldStop() {
-            if let m = maxSlots, slot >= m { break }
-            _ = arrived.wait(timeout: .now() + 0.1)
-            if let e = queue.error { throw .media(e) }
-            if let f = other, !alive(f) {
-                event("\(f.name) lost (\(reason(f))): recording \(driver.name) alone, full frame")
-                f.stopping = true
-                other = nil
+    /// The recording itself: each new back picture fills the slots due by then, until the
+    /// duration is reached, a stop is asked for, the encoder fails or no source is left.
+    private func fillSlots(_ clock: inout SlotClock, _ counts: inout Counts, sources: SourceSet,
+                           queue: EncodeQueue, compositor: PiPCompositor) {
+        while !shouldStop() && !clock.isComplete {
+            _ = sources.arrived.wait(timeout: .now() + 0.1)
+            if queue.error != nil || !sources.dropLost(event: event) { return }
+            guard let (frame, isNew) = sources.driver.exchange.take(), isNew else { continue }
+            if clock.origin == nil { queue.setOrigin(frame.timestamp) }
+            let first = clock.next
+            let (repeats, shows) = clock.due(pictureAt: frame.timestamp)
+            for slot in first..<(first + repeats) { queue.submitRepeat(index: slot) }
+            counts.repeated += repeats + max(0, shows - 1)
+            // A picture past the requested duration is not a drop.
+            if repeats + shows == 0 && !clock.isComplete { counts.droppedBack += 1 }
+            for slot in (first + repeats)..<(first + repeats + shows) {
+                guard compose(frame, slot: slot, counts: &counts, sources: sources, queue: queue,
+                              compositor: compositor) else { return }
             }
-            if !alive(driver) {
-                guard let f = other else {
-                    event("\(driver.name) lost (\(reason(driver))): no camera left, finishing the file")
-                    break recording
-                }
-                event("\(driver.name) lost (\(reason(driver))): \(f.name) goes on alone, full frame")
-                driver.onFrame = nil
-                driver.stopping = true
-                driver = f
-                other = nil
-                driver.onFrame = { arrived.signal() }
-            }
-            guard let (frame, isNew) = driver.exchange.take(), isNew else { continue }
-            if origin == nil {
-                origin = frame.timestamp
-                queue.setOrigin(frame.timestamp)
-            }
-            var filled = 0
-            while origin! + Double(slot) * slotSeconds <= frame.timestamp + slotSeconds / 2 {
-                if let m = maxSlots, slot >= m { break }
-                // A slot due more than half a frame before this picture was taken (the camera
-                // slowed down, or a frame was missed) shows the previous picture, the nearer
-                // in time: showing this one there would put the picture ahead of the sound.
-                if slot > 0 && origin! + Double(slot) * slotSeconds < frame.timestamp - slotSeconds / 2 {
-                    queue.submitRepeat(index: slot)
-                    repeated += 1
-                    slot += 1
-                    continue
-                }
-                let canvas: I420Buffer
-                switch queue.acquire() {
-                case .failed: break recording
-                case let .canvas(c): canvas = c
-                case .encoderBehind:
-                    if encoderBehind == 0 {
-                        event(String(format: "at %.2f s the encoder is a second behind: repeating pictures until it catches up",
-                                     Double(slot) / Double(fps)))
-                    }
-                    encoderBehind += 1
-                    queue.submitRepeat(index: slot)
-                    slot += 1
-                    continue
-                }
-                let inset = other?.exchange.take()?.frame
-                let requests = swapRequests()
-                if requests != swapsSeen, let f = other {
-                    swapsSeen = requests
-                    let main = (requests + (o.swap ? 1 : 0)) % 2 == 1 ? f.name : driver.name
-                    event(String(format: "swap at %.2f s: %@ full frame", Double(slot) / Double(fps), main))
-                }
-                let swapped = inset != nil && ((requests + (o.swap ? 1 : 0)) % 2 == 1)
-                if swapped, let inset {
-                    compositor.compose(main: inset.picture, inset: frame.picture, into: canvas.view)
-                } else {
-                    compositor.compose(main: frame.picture, inset: inset?.picture, into: canvas.view)
-                }
-                latencies.append(monotonicNow() - frame.timestamp)
-                queue.submit(index: slot, canvas: canvas)
-                slot += 1
-                filled += 1
-            }
-            // A frame past the requested duration is not a drop.
-            let pastTheEnd = maxSlots.map { slot >= $0 } ?? false
-            if filled == 0 && !pastTheEnd { droppedBack += 1 } else if filled > 1 { repeated += filled - 1 }
         }
-        for s in sources { s.stop() }
-        if let live = liveAudio, let origin {
-            // Let the audio catch up with the last frame (it arrives in 10 ms periods).
-            let end = origin + Double(slot) / Double(fps)
-            let deadline = monotonicNow() + 0.5
-            while live.capturedUntil < end && monotonicNow() < deadline { usleep(5_000) }
-            live.stop()
-            if live.overruns > 0 { event("audio: \(live.overruns) overrun(s), gaps filled with silence") }
+    }
+
+    /// Composes `frame` with the newest inset picture into slot `slot`. False when the
+    /// encoder has failed.
+    private func compose(_ frame: LiveFrame, slot: Int, counts: inout Counts, sources: SourceSet,
+                         queue: EncodeQueue, compositor: PiPCompositor) -> Bool {
+        let fps = Double(options.video.framesPerSecond)
+        let canvas: I420Buffer
+        switch queue.acquire() {
+        case .failed: return false
+        case let .canvas(c): canvas = c
+        case .encoderBehind:
+            if counts.encoderBehind == 0 {
+                event(String(format: "at %.2f s the encoder is a second behind: repeating pictures until it catches up",
+                             Double(slot) / fps))
+            }
+            counts.encoderBehind += 1
+            queue.submitRepeat(index: slot)
+            return true
+        }
+        let other = sources.other
+        let inset = other?.exchange.take()?.frame
+        let requests = swapRequests()
+        let swappedNow = (requests + (options.swap ? 1 : 0)) % 2 == 1
+        if requests != counts.swapsSeen, let other {
+            counts.swapsSeen = requests
+            let main = swappedNow ? other.name : sources.driver.name
+            event(String(format: "swap at %.2f s: %@ full frame", Double(slot) / fps, main))
+        }
+        if swappedNow, let inset {
+            compositor.compose(main: inset.picture, inset: frame.picture, into: canvas.view)
         } else {
-            liveAudio?.stop()
+            compositor.compose(main: frame.picture, inset: inset?.picture, into: canvas.view)
+        }
+        counts.latencies.append(monotonicNow() - frame.timestamp)
+        queue.submit(index: slot, canvas: canvas)
+        return true
+    }
+
+    /// Lets the audio catch up with the last frame (it arrives in 10 ms periods), then stops it.
+    private func stopAudio(_ live: LiveAudio?, end: Double?) {
+        guard let live else { return }
+        if let end {
+            let deadline = monotonicNow() + 0.5
+            while live.capturedUntil < end && !live.isLost && monotonicNow() < deadline { usleep(5_000) }
+        }
+        live.stop()
+        if live.overruns > 0 { event("audio: \(live.overruns) overrun(s), gaps filled with silence") }
+    }
+
+    /// Encodes what is queued and leaves OUT in the best state there is: regular after a
+    /// clean stop; fragmented (playable) when something failed; absent when empty.
+    private func close(_ file: RecordingFile, queue: EncodeQueue, clock: SlotClock) throws(RecordError) {
+        willFinalize()
+        let failure: MediaError?
+        do { try queue.finish(); failure = nil } catch { failure = error }
+        let seconds = Double(queue.encodedFrames) / Double(clock.fps)
+        if queue.encodedFrames == 0 {
+            file.remove()
+            if let failure { throw .media(failure) }
+            throw .nothingRecorded(clock.origin == nil ? "no picture came from \(options.back ?? "the back camera")"
+                                   : "stopped before the first frame")
+        }
+        if let failure {
+            file.keepAsItIs()
+            throw .cutShort(path: file.path, seconds: seconds, reason: failure.description, finalized: false)
         }
         do {
-            try queue.finish()
-            try writer.finish()
-            try output.commit()
-        } catch { throw .media(error) }
+            _ = try file.finalize()
+        } catch {
+            file.keepAsItIs()
+            throw .notFinalized(path: file.path, seconds: seconds, reason: error.description)
+        }
+    }
 
-        let sorted = latencies.sorted()
+    private func summary(clock: SlotClock, counts: Counts, sources: [LiveSource]) -> RecordSummary {
+        let sorted = counts.latencies.sorted()
         func pct(_ q: Double) -> Double {
             sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((q * Double(sorted.count)).rounded(.up)) - 1)] * 1000
         }
         let cameraDrops = sources.compactMap { $0 as? CameraSource }.reduce(0) { $0 + $1.sequenceGaps + $1.damagedFrames }
-        return RecordSummary(output: o.output, frames: slot, seconds: Double(slot) / Double(fps),
+        return RecordSummary(output: options.output, frames: clock.next, seconds: clock.seconds,
                              singleCamera: sources.count == 1, sources: sources.map { "\($0.name): \($0.format)" },
                              latencyP50Ms: pct(0.5), latencyP99Ms: pct(0.99), latencyMaxMs: sorted.last.map { $0 * 1000 } ?? 0,
-                             repeatedFrames: repeated, droppedBackFrames: droppedBack, cameraDroppedFrames: cameraDrops,
-                             encoderBehindFrames: encoderBehind, events: events)
+                             repeatedFrames: counts.repeated, droppedBackFrames: counts.droppedBack,
+                             cameraDroppedFrames: cameraDrops, encoderBehindFrames: counts.encoderBehind, events: events)
     }
 }

@@ -44,7 +44,7 @@ struct Compose: ParsableCommand {
         job.isCancelled = { Interruption.requested }
         do {
             let s = try job.run()
-            for w in s.warnings { FileHandle.standardError.write(Data("dualcam: warning: \(w)\n".utf8)) }
+            for w in s.warnings { say("warning: \(w)") }
             print(String(format: "wrote %@: %d frames, %.2f s, 1920x1080 HEVC 30 fps, audio: %@; took %.1f s (%.0f fps)",
                          encoding.output, s.frames, s.duration, s.audioSource, s.seconds,
                          Double(s.frames) / max(s.seconds, 1e-9)))

@@ -9,11 +9,24 @@ struct DualCam: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dualcam",
         abstract: "Picture-in-picture video from two cameras or two files.",
-        subcommands: [Compose.self, Record.self, Devices.self, Bench.self])
+        subcommands: [Compose.self, Record.self, Finish.self, Devices.self, Bench.self])
 }
 
 /// Prints a failure as one line on stderr and exits non-zero: what users and scripts see.
 func fail(_ message: String, code: Int32 = 1) -> Never {
-    FileHandle.standardError.write(Data("dualcam: \(message)\n".utf8))
+    say(message)
     exit(code)
+}
+
+/// One line on stderr, "dualcam: " first. Errors are ignored: with the terminal gone (a
+/// hang-up) the line has nowhere to go, and the recording matters more than the message.
+func say(_ message: String) {
+    let bytes = Array("dualcam: \(message)\n".utf8)
+    bytes.withUnsafeBytes { b in
+        var done = 0
+        while done < b.count {
+            let n = write(2, b.baseAddress! + done, b.count - done)
+            if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { return }
+        }
+    }
 }

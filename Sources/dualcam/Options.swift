@@ -46,9 +46,7 @@ struct EncodingOptions: ParsableArguments {
     @Flag(help: "Replace OUT if it exists.")
     var overwrite = false
 
-    @Option(help: ArgumentHelp("Recording location for the metadata, ISO 6709 (e.g. +48.8584+002.2945/).",
-                               valueName: "ISO6709"))
-    var location: String?
+    @OptionGroup var metadataOptions: MetadataOptions
 
     @Option(help: .hidden)
     var videoEncoder: String = "libx265"
@@ -64,10 +62,6 @@ struct EncodingOptions: ParsableArguments {
             throw ValidationError("--preset must be one of \(Self.presets.joined(separator: ", "))")
         }
         guard (0...51).contains(crf) else { throw ValidationError("--crf must be 0-51") }
-        if let location, location.range(of: #"^[+-]\d+(\.\d+)?[+-]\d+(\.\d+)?([+-]\d+(\.\d+)?)?/?$"#,
-                                         options: .regularExpression) == nil {
-            throw ValidationError("--location must be ISO 6709 like +48.8584+002.2945/")
-        }
     }
 
     var videoSettings: VideoEncoderSettings {
@@ -76,6 +70,22 @@ struct EncodingOptions: ParsableArguments {
         s.preset = preset
         s.crf = crf
         return s
+    }
+
+    var metadata: MovWriter.Metadata { metadataOptions.metadata }
+}
+
+/// What the file says about the recording besides its creation time.
+struct MetadataOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Recording location for the metadata, ISO 6709 (e.g. +48.8584+002.2945/).",
+                               valueName: "ISO6709"))
+    var location: String?
+
+    func validate() throws {
+        if let location, location.range(of: #"^[+-]\d+(\.\d+)?[+-]\d+(\.\d+)?([+-]\d+(\.\d+)?)?/?$"#,
+                                         options: .regularExpression) == nil {
+            throw ValidationError("--location must be ISO 6709 like +48.8584+002.2945/")
+        }
     }
 
     var metadata: MovWriter.Metadata {

@@ -33,15 +33,20 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("x265 preset.", valueName: "X265PRESET")) var preset = "ultrafast"
     @Option(help: "x265 constant rate factor, 0-51.") var crf = 28
     @OptionGroup var layout: LayoutOptions
+    @OptionGroup var metadata: MetadataOptions
     // Test knobs, hidden: the vivid VM emulates about 20x slower than real hardware, where
     // no 1080p encoder keeps real time; its A/V sync scenario records a small canvas with a
     // cheap encoder so that timing, not throughput, is what it measures.
     @Option(help: .hidden) var canvas: String?
     @Option(help: .hidden) var videoEncoder = "libx265"
 
+    static let longestDuration = 366.0 * 86_400
+
     func validate() throws {
         guard Size(parsing: capture) != nil else { throw ValidationError("--capture must be WIDTHxHEIGHT, e.g. 1280x720") }
-        if let duration, !(duration > 0 && duration.isFinite) { throw ValidationError("--duration must be positive") }
+        if let duration, !(duration > 0 && duration <= Self.longestDuration) {
+            throw ValidationError("--duration must be more than 0 and at most \(Int(Self.longestDuration)) seconds (a year)")
+        }
         guard fps > 0 && fps <= 240 else { throw ValidationError("--fps must be between 0 and 240") }
         guard EncodingOptions.presets.contains(preset) else { throw ValidationError("unknown --preset \(preset)") }
         guard (0...51).contains(crf) else { throw ValidationError("--crf must be 0-51") }
@@ -79,8 +84,9 @@ struct Record: ParsableCommand {
         options.video.preset = preset
         options.video.crf = crf
         options.overwrite = overwrite
+        options.metadata = metadata.metadata
         let recorder = Recorder(options: options)
-        recorder.log = { FileHandle.standardError.write(Data("dualcam: \($0)\n".utf8)) }
+        recorder.log = { say($0) }
         Interruption.install()
         Interruption.installSwapSignal()
         let keys = KeyboardControl()
@@ -88,6 +94,10 @@ struct Record: ParsableCommand {
         defer { keys.restore() }
         recorder.shouldStop = { Interruption.requested }
         recorder.swapRequests = { Interruption.swapCount }
+        let out = options.output
+        recorder.willFinalize = {
+            Interruption.enterFinishing(message: "finishing \(out), please wait (killed now, it still plays as it is)")
+        }
         do {
             let s = try recorder.run()
             keys.restore()
@@ -164,7 +174,7 @@ final class KeyboardControl: @unchecked Sendable {
                     line.removeAll(keepingCapacity: true)
                     let command = Self.command(line: text)
                     if command == nil && !text.trimmingCharacters(in: .whitespaces).isEmpty {
-                        FileHandle.standardError.write(Data("dualcam: ignored '\(text)' (s swaps, q stops)\n".utf8))
+                        say("ignored '\(text)' (s swaps, q stops)")
                     }
                     Self.perform(command)
                 } else if line.count < 256 {

@@ -1,0 +1,57 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// fsync for a file someone else writes (FFmpeg's muxer): what has reached the kernel is put
+/// on the disk, with the folder entry that names the file, so a power cut keeps both.
+/// fsync acts on the file, not on the descriptor it is called through, so a descriptor of
+/// our own serves for a file FFmpeg opened.
+public final class DurableFile {
+    public let path: String
+    private let reportedPath: String
+    private let file: Int32
+    private let folder: Int32
+
+    public init(path: String, reportedPath: String? = nil) throws(MediaError) {
+        self.path = path
+        self.reportedPath = reportedPath ?? path
+        file = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC) }
+        guard file >= 0 else { throw .cannotWrite(path: reportedPath ?? path, reason: String(cString: strerror(errno))) }
+        folder = retryingEINTR { open(DurableFile.folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+    }
+
+    deinit {
+        close(file)
+        if folder >= 0 { close(folder) }
+    }
+
+    public func sync() throws(MediaError) {
+        if retryingEINTR({ fsync(file) }) != 0 {
+            throw .cannotWrite(path: reportedPath, reason: String(cString: strerror(errno)))
+        }
+        if folder >= 0 { _ = retryingEINTR { fsync(folder) } }
+    }
+
+    /// fsyncs the folder holding `path`: after a rename, so the new name survives a power cut.
+    public static func syncFolder(of path: String) {
+        let fd = retryingEINTR { open(folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard fd >= 0 else { return }
+        _ = retryingEINTR { fsync(fd) }
+        close(fd)
+    }
+
+    public static func folder(of path: String) -> String {
+        let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return dir.isEmpty ? "." : dir
+    }
+}
+
+/// Runs a system call again while it fails with EINTR (a signal arrived: Ctrl-C, SIGUSR1).
+@inline(__always)
+public func retryingEINTR<T: BinaryInteger>(_ call: () -> T) -> T {
+    while true {
+        let rc = call()
+        if rc >= 0 || errno != EINTR { return rc }
+    }
+}

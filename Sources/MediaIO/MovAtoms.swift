@@ -1,0 +1,47 @@
+import Foundation
+
+/// The top-level boxes of a QuickTime/MP4 file, read from their headers alone: enough to
+/// tell a fragmented recording (moof) from a finished one, and where its index lies.
+public enum MovAtoms {
+    public struct Atom: Equatable, Sendable {
+        public let type: String
+        public let offset: Int64
+        public let size: Int64
+    }
+
+    /// The boxes in file order. A box whose size runs past the end (a file cut short
+    /// mid-write) is listed with the size its header claims.
+    public static func topLevel(_ path: String) throws(MediaError) -> [Atom] {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw .cannotOpen(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { try? handle.close() }
+        let end = Int64((try? handle.seekToEnd()) ?? 0)
+        var atoms: [Atom] = []
+        var offset: Int64 = 0
+        while offset + 8 <= end && atoms.count < 1_000_000 {
+            guard (try? handle.seek(toOffset: UInt64(offset))) != nil,
+                  let header = try? handle.read(upToCount: 16), header.count >= 8 else { break }
+            let b = [UInt8](header)
+            var size = Int64(b[0]) << 24 | Int64(b[1]) << 16 | Int64(b[2]) << 8 | Int64(b[3])
+            let type = String(decoding: b[4..<8], as: UTF8.self)
+            if size == 1 {
+                guard b.count == 16 else { break }
+                size = b[8..<16].reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+            } else if size == 0 {
+                size = end - offset  // runs to the end of the file
+            }
+            guard size >= 8 else { break }
+            atoms.append(Atom(type: type, offset: offset, size: size))
+            let (next, overflow) = offset.addingReportingOverflow(size)
+            if overflow { break }
+            offset = next
+        }
+        return atoms
+    }
+
+    /// Whether the file holds movie fragments (a recording not yet finalised).
+    public static func isFragmented(_ path: String) throws(MediaError) -> Bool {
+        try topLevel(path).contains { $0.type == "moof" }
+    }
+}

@@ -1,0 +1,152 @@
+import CFFmpeg
+import Foundation
+
+/// Turns a fragmented recording into a regular QuickTime file with its index first, by
+/// stream copy (no re-encoding). A recording killed mid-write ends in a fragment cut
+/// short: its incomplete samples are left out, everything before them is kept.
+public enum MovFinalizer {
+    public struct Result: Sendable {
+        public var videoFrames = 0
+        public var audioPackets = 0
+        /// Samples found cut short (a killed recording's last fragment) and left out.
+        public var incompleteSamples = 0
+        /// Length of the video track written, in seconds.
+        public var videoSeconds = 0.0
+    }
+
+    /// Writes `destination` (which must not be `source`) from `source`.
+    public static func remux(from source: String, to destination: String,
+                             reportedPath: String) throws(MediaError) -> Result {
+        let input = try InputContext(path: source)
+        let output = try RemuxOutput(path: destination, reportedPath: reportedPath)
+        var map: [Int32: (out: UnsafeMutablePointer<AVStream>, type: AVMediaType)] = [:]
+        for i in 0..<Int32(input.pointer.pointee.nb_streams) {
+            let st = input.stream(i)
+            let type = st.pointee.codecpar.pointee.codec_type
+            guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
+            map[i] = (try output.addStream(copying: st), type)
+        }
+        guard map.values.contains(where: { $0.type == AVMEDIA_TYPE_VIDEO }) else { throw .noVideoStream(path: source) }
+        output.copyMetadata(from: input.pointer)
+        try output.writeHeader()
+
+        var result = Result()
+        var videoEnd: Int64 = 0
+        var videoTimeBase = AVRational(num: 1, den: 1)
+        let packet = Packet()
+        while true {
+            let rc = av_read_frame(input.pointer, packet.pointer)
+            // The end, or the point where a killed recording was cut: what came before is kept.
+            if rc < 0 { break }
+            defer { packet.unref() }
+            let p = packet.pointer
+            guard let (out, type) = map[p.pointee.stream_index] else { continue }
+            if p.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 || p.pointee.size <= 0 {
+                result.incompleteSamples += 1
+                continue
+            }
+            let inTimeBase = input.stream(p.pointee.stream_index).pointee.time_base
+            if type == AVMEDIA_TYPE_VIDEO {
+                result.videoFrames += 1
+                videoTimeBase = inTimeBase
+                if p.pointee.pts != AVCode.noPTS {
+                    videoEnd = max(videoEnd, p.pointee.pts + max(p.pointee.duration, 0))
+                }
+            } else {
+                result.audioPackets += 1
+            }
+            av_packet_rescale_ts(p, inTimeBase, out.pointee.time_base)
+            p.pointee.stream_index = out.pointee.index
+            p.pointee.pos = -1
+            try output.write(p)
+        }
+        guard result.videoFrames > 0 else {
+            throw .damaged(path: reportedPath, reason: "no complete video frame to keep")
+        }
+        try output.finish()
+        result.videoSeconds = Double(videoEnd) * av_q2d(videoTimeBase)
+        return result
+    }
+
+    /// Replaces the fragmented recording at `path` with its finalised form, atomically:
+    /// written beside it, put on disk, renamed over it. On any failure the fragmented file
+    /// is left as it was.
+    public static func finalizeInPlace(_ path: String) throws(MediaError) -> Result {
+        try finalize(path, into: path, overwrite: true)
+    }
+
+    /// As `finalizeInPlace`, writing `destination` instead (replaced only with `overwrite`).
+    public static func finalize(_ source: String, into destination: String, overwrite: Bool) throws(MediaError) -> Result {
+        let output = try AtomicOutput(destination: destination, overwrite: overwrite || destination == source)
+        let result = try remux(from: source, to: output.temporaryPath, reportedPath: destination)
+        try DurableFile(path: output.temporaryPath, reportedPath: destination).sync()
+        try output.commit()
+        DurableFile.syncFolder(of: destination)
+        return result
+    }
+}
+
+/// The regular (faststart) mov muxer a remux writes to; owns its context and file.
+final class RemuxOutput {
+    let context: UnsafeMutablePointer<AVFormatContext>
+    let reportedPath: String
+    private var opened = false
+    private var headerWritten = false
+
+    init(path: String, reportedPath: String) throws(MediaError) {
+        self.reportedPath = reportedPath
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: reportedPath, reason: $0) }
+        guard let ctx else { throw .cannotWrite(path: reportedPath, reason: "cannot allocate the muxer") }
+        context = ctx
+        try check(avio_open(&context.pointee.pb, path, dc_avio_flag_write())) { .cannotWrite(path: reportedPath, reason: $0) }
+        opened = true
+    }
+
+    deinit {
+        if opened { avio_closep(&context.pointee.pb) }
+        avformat_free_context(context)
+    }
+
+    func addStream(copying input: UnsafeMutablePointer<AVStream>) throws(MediaError) -> UnsafeMutablePointer<AVStream> {
+        guard let st = avformat_new_stream(context, nil) else {
+            throw .cannotWrite(path: reportedPath, reason: "cannot add a stream")
+        }
+        try check(avcodec_parameters_copy(st.pointee.codecpar, input.pointee.codecpar)) {
+            .cannotWrite(path: reportedPath, reason: $0)
+        }
+        // Apple players open HEVC in QuickTime only when tagged hvc1.
+        if st.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_HEVC {
+            st.pointee.codecpar.pointee.codec_tag = MovWriter.fourcc("hvc1")
+        }
+        st.pointee.time_base = input.pointee.time_base
+        st.pointee.avg_frame_rate = input.pointee.avg_frame_rate
+        st.pointee.disposition = input.pointee.disposition
+        av_dict_copy(&st.pointee.metadata, input.pointee.metadata, 0)
+        return st
+    }
+
+    /// Creation time, location and the rest of the file's tags.
+    func copyMetadata(from input: UnsafeMutablePointer<AVFormatContext>) {
+        av_dict_copy(&context.pointee.metadata, input.pointee.metadata, 0)
+    }
+
+    func writeHeader() throws(MediaError) {
+        var options: OpaquePointer?
+        av_dict_set(&options, "movflags", "+faststart", 0)
+        defer { av_dict_free(&options) }
+        try check(avformat_write_header(context, &options)) { .cannotWrite(path: reportedPath, reason: $0) }
+        headerWritten = true
+    }
+
+    func write(_ packet: UnsafeMutablePointer<AVPacket>) throws(MediaError) {
+        try check(av_interleaved_write_frame(context, packet)) { .cannotWrite(path: reportedPath, reason: $0) }
+    }
+
+    func finish() throws(MediaError) {
+        try check(av_write_trailer(context)) { .cannotWrite(path: reportedPath, reason: $0) }
+        let rc = avio_closep(&context.pointee.pb)
+        opened = false
+        try check(rc) { .cannotWrite(path: reportedPath, reason: $0) }
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import MediaIO
+
+struct Finish: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Turn a recording left fragmented (killed, power cut, disk full) into a regular .mov.",
+        discussion: """
+            A recording is written as a fragmented QuickTime file until it is stopped cleanly. \
+            If dualcam was killed or the disk filled up, that file still plays; this makes it \
+            the regular file (index first) a clean stop writes, by stream copy: nothing is \
+            re-encoded. A fragment cut short at the end is left out. FILE is replaced \
+            atomically unless -o is given.
+            """)
+
+    @Argument(help: "The fragmented recording.") var file: String
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write here instead of replacing FILE.", valueName: "OUT.mov"))
+    var output: String?
+    @Flag(help: "Replace OUT if it exists.") var overwrite = false
+
+    func run() throws {
+        FFmpegLog.setVerbose(false)
+        do {
+            guard try MovAtoms.isFragmented(file) else {
+                if output == nil {
+                    print("\(file) is already a regular QuickTime file: nothing to do")
+                    return
+                }
+                fail("\(file): not a fragmented recording (nothing to finish); copy it instead")
+            }
+            let destination = output ?? file
+            let r = try MovFinalizer.finalize(file, into: destination, overwrite: overwrite)
+            print(String(format: "finished %@: %d frames (%.2f s), %d audio packets%@", destination, r.videoFrames,
+                         r.videoSeconds, r.audioPackets,
+                         r.incompleteSamples > 0 ? ", \(r.incompleteSamples) samples cut short at the end left out" : ""))
+        } catch {
+            fail(error.description)
+        }
+    }
+}
