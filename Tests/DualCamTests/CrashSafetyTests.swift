@@ -1,0 +1,162 @@
+import Foundation
+import MediaIO
+import Testing
+
+/// What a recording leaves at OUT when it is killed, hung up on, interrupted or runs out of
+/// disk: always something that plays, checked with ffprobe and ffmpeg.
+@Suite(.serialized) struct CrashSafetyTests {
+    /// 12 s of simple moving pictures with sound, easy enough for x265 to keep real time.
+    static func camera(in dir: TempDir, seconds: Int = 12, noisy: Bool = false) throws -> String {
+        let path = dir.path(noisy ? "noisy.mp4" : "camera.mp4")
+        let picture = noisy ? "testsrc2=s=1280x720:r=30:d=\(seconds),noise=alls=60:allf=t" : "testsrc=s=640x360:r=30:d=\(seconds)"
+        try makeClip(path, ["-f", "lavfi", "-i", picture, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"])
+        return path
+    }
+
+    static func topLevel(_ path: String) throws -> [String] { try MovAtoms.topLevel(path).map(\.type) }
+
+    /// A regular QuickTime file with its index first and no fragments.
+    static func expectRegularFaststart(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let atoms = try topLevel(path)
+        let moov = atoms.firstIndex(of: "moov"), mdat = atoms.firstIndex(of: "mdat")
+        #expect(atoms.first == "ftyp", "\(atoms)", sourceLocation: sourceLocation)
+        #expect(moov != nil && mdat != nil && moov! < mdat!, "moov must come before mdat: \(atoms)", sourceLocation: sourceLocation)
+        #expect(!atoms.contains("moof"), "still fragmented: \(atoms)", sourceLocation: sourceLocation)
+    }
+
+    /// Frames ffmpeg decodes from the video track, and seconds of audio it decodes.
+    static func decoded(_ path: String) throws -> (frames: Int, audioSeconds: Double) {
+        let r = try run(Env.tool("ffprobe")!, ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", path])
+        let frames = Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        return (frames, Double(try Decode.audio(path).count / 2) / 48000)
+    }
+
+    @Test func sigkillLeavesAFileThatPlaysAndFinishMakesItRegular() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let cam = try Self.camera(in: dir), out = dir.path("killed.mov")
+        let r = try dualcam(["record", "--back", cam, "--front", Reference.front, "-o", out]) { p in
+            Thread.sleep(forTimeInterval: 4.2)
+            kill(p.processIdentifier, SIGKILL)
+        }
+        #expect(r.status == SIGKILL)
+        #expect(try Self.topLevel(out).contains("moof"), "a killed recording is the fragmented file")
+        let p = try Probe(out)
+        #expect(p.stream("video")?["codec_name"] as? String == "hevc" && p.stream("video")?["codec_tag_string"] as? String == "hvc1")
+        #expect(p.stream("audio")?["codec_name"] as? String == "aac")
+        let killed = try Self.decoded(out)
+        print("killed at 4.2 s: \(killed.frames) frames, \(killed.audioSeconds) s of audio decode")
+        #expect(killed.frames >= 90, "only \(killed.frames) frames survived the kill")
+        #expect(killed.audioSeconds >= 2.9, "audio \(killed.audioSeconds) s")
+
+        let f = try dualcam(["finish", out])
+        try #require(f.status == 0, "\(f.stderr)")
+        try Self.expectRegularFaststart(out)
+        let finished = try Self.decoded(out)
+        #expect(finished.frames == killed.frames, "finish kept \(finished.frames) of \(killed.frames) frames")
+        #expect(abs(finished.audioSeconds - killed.audioSeconds) < 0.1)
+        #expect(Set(dir.contents) == ["camera.mp4", "killed.mov"], "left behind: \(dir.contents)")
+        // Once regular, there is nothing more to do.
+        let again = try dualcam(["finish", out])
+        #expect(again.status == 0 && again.stdout.contains("already a regular"), "\(again.stdout) \(again.stderr)")
+    }
+
+    /// A hang-up (terminal closed, SSH dropped) with stdout and stderr gone: the recording
+    /// is finished as on Ctrl-C, not lost to a write error.
+    @Test func sighupWithTheTerminalGoneFinishesTheFile() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let cam = try Self.camera(in: dir), out = dir.path("hup.mov")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Env.dualcam)
+        p.arguments = ["record", "--back", cam, "--front", Reference.front, "-o", out]
+        let stdout = Pipe(), stderr = Pipe()
+        p.standardOutput = stdout
+        p.standardError = stderr
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        Thread.sleep(forTimeInterval: 2.5)
+        try stdout.fileHandleForReading.close()
+        try stderr.fileHandleForReading.close()
+        kill(p.processIdentifier, SIGHUP)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 0, "status \(p.terminationStatus)")
+        try Self.expectRegularFaststart(out)
+        let d = try Self.decoded(out)
+        #expect((45...80).contains(d.frames), "\(d.frames) frames for a 2.5 s recording")
+        #expect(abs(d.audioSeconds - Double(d.frames) / 30) < 0.1)
+        #expect(Set(dir.contents) == ["camera.mp4", "hup.mov"])
+    }
+
+    @Test func sigintGivesARegularFaststartFileOfTheRightLength() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let cam = try Self.camera(in: dir), out = dir.path("int.mov")
+        let r = try dualcam(["record", "--back", cam, "--front", Reference.front, "-o", out, "--location", "+48.8584+002.2945/"]) { p in
+            Thread.sleep(forTimeInterval: 3)
+            kill(p.processIdentifier, SIGINT)
+        }
+        try #require(r.status == 0, "\(r.stderr)")
+        try Self.expectRegularFaststart(out)
+        let probe = try Probe(out)
+        let v = try #require(probe.stream("video"))
+        let frames = Int(v["nb_frames"] as? String ?? "") ?? 0
+        // Stopped 3 s after starting: a little less, for the start-up.
+        #expect((75...91).contains(frames), "\(frames) frames")
+        #expect(Probe.number(v["start_time"]) == 0)
+        let tags = probe.format["tags"] as? [String: Any] ?? [:]
+        #expect(tags["location"] as? String == "+48.8584+002.2945/" && tags["creation_time"] != nil, "\(tags)")
+        #expect(try Self.decoded(out).frames == frames)
+    }
+
+    /// The disk fills up mid-recording: a clear line, a non-zero exit, and what was written
+    /// still plays at OUT. The start warned that space was short.
+    @Test func aDiskThatFillsUpKeepsWhatWasRecorded() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let mountPoint = dir.path("tiny")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=10m", "tmpfs", mountPoint])
+        guard Env.canRun(mounted.status == 0, otherwise: "full-disk test needs root to mount a tmpfs: \(mounted.stderr)")
+        else { return }
+        defer { _ = try? run("/bin/umount", [mountPoint]) }
+        let cam = try Self.camera(in: dir, seconds: 8, noisy: true), out = mountPoint + "/full.mov"
+        let r = try dualcam(["record", "--back", cam, "--front", Reference.front, "-o", out])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("warning:") && r.stderr.contains("MB free"), "no low-space warning: \(r.stderr)")
+        let last = r.stderrLines.last.map(String.init) ?? ""
+        #expect(last.contains("No space left") && last.contains("kept at \(out)") && last.contains("dualcam finish"), "\(last)")
+        let d = try Self.decoded(out)
+        print("disk full: \(d.frames) frames kept; \(last)")
+        #expect(d.frames >= 15, "\(d.frames) frames")
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) == ["full.mov"])
+    }
+
+    /// A back source that opens but never gives a picture: an error, and no empty file.
+    @Test func noPictureAtAllIsAnErrorAndNoFile() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let src = dir.path("src.mkv"), zeroed = dir.path("zeroed.mkv"), out = dir.path("empty.mov")
+        try makeClip(src, ["-f", "lavfi", "-i", "testsrc=s=320x240:r=25:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        let z = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-y", "-i", src, "-c", "copy",
+                                               "-bsf:v", "noise=amount=1:drop=0", zeroed])
+        try #require(z.status == 0, "\(z.stderr)")
+        let r = try dualcam(["record", "--back", zeroed, "-o", out])
+        #expect(r.status == 1)
+        #expect(r.stderrLines.last?.contains("nothing recorded, no file written") == true, "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test func finishRejectsWhatIsNotARecording() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let junk = dir.path("junk.mov")
+        try Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: junk))
+        let r = try dualcam(["finish", junk, "-o", dir.path("out.mov")])
+        #expect(r.status == 1 && r.stderrLines.count == 1 && r.stderr.contains("junk.mov"), "\(r.stderr)")
+        #expect(Set(dir.contents) == ["junk.mov"])
+        let missing = try dualcam(["finish", dir.path("nope.mov")])
+        #expect(missing.status == 1 && missing.stderrLines.count == 1, "\(missing.stderr)")
+    }
+}
