@@ -117,7 +117,9 @@ public struct PiPLayout: Hashable, Sendable {
     public func validate() throws(Problem) {
         guard margin >= 0 else { throw .negativeMargin(margin) }
         guard inset.width >= 1, inset.height >= 1,
-              inset.width + margin <= canvas.width, inset.height + margin <= canvas.height
+              // Subtracted, not added: a margin or inset near Int.max must not overflow.
+              inset.width <= canvas.width, inset.height <= canvas.height,
+              margin <= canvas.width - inset.width, margin <= canvas.height - inset.height
         else { throw .insetDoesNotFit(inset: inset, margin: margin, canvas: canvas) }
     }
 

@@ -7,21 +7,24 @@ public enum OutputAudio {
     public static let sampleFormat = AV_SAMPLE_FMT_FLTP
 }
 
-/// A FIFO of output-format samples (owns an AVAudioFifo).
+/// A FIFO of output-format samples (owns an AVAudioFifo). Growing it can fail only for want
+/// of memory; that is remembered (`failed`) and the encoder reading the queue reports it,
+/// rather than samples silently going missing.
 public final class SampleQueue {
-    let fifo: OpaquePointer
+    let fifo: OpaquePointer?
+    public private(set) var failed = false
 
     public init() {
         fifo = av_audio_fifo_alloc(OutputAudio.sampleFormat, OutputAudio.channels, 4096)
+        failed = fifo == nil
     }
-    deinit { av_audio_fifo_free(fifo) }
+    deinit { if let fifo { av_audio_fifo_free(fifo) } }
 
-    public var count: Int { Int(av_audio_fifo_size(fifo)) }
+    public var count: Int { fifo.map { Int(av_audio_fifo_size($0)) } ?? 0 }
 
-    func write(_ planes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, count: Int32) {
-        planes.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 2) {
-            _ = av_audio_fifo_write(fifo, $0, count)
-        }
+    private func write(_ planes: UnsafeMutablePointer<UnsafeMutableRawPointer?>, count n: Int) {
+        guard let fifo, n > 0 else { return }
+        if av_audio_fifo_write(fifo, planes, Int32(clamping: n)) != Int32(clamping: n) { failed = true }
     }
 
     public func appendSilence(_ n: Int) {
@@ -29,23 +32,26 @@ public final class SampleQueue {
         var zeros = [Float](repeating: 0, count: n)
         zeros.withUnsafeMutableBytes { raw in
             var planes: [UnsafeMutableRawPointer?] = [raw.baseAddress, raw.baseAddress]
-            _ = av_audio_fifo_write(fifo, &planes, Int32(n))
+            write(&planes, count: n)
         }
     }
 
-    public func drop(_ n: Int) { av_audio_fifo_drain(fifo, Int32(min(n, count))) }
+    public func drop(_ n: Int) {
+        guard let fifo, n > 0 else { return }
+        av_audio_fifo_drain(fifo, Int32(min(n, count)))
+    }
 
     /// Appends planar stereo samples.
     public func append(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count n: Int) {
-        guard n > 0 else { return }
         var planes: [UnsafeMutableRawPointer?] = [UnsafeMutableRawPointer(mutating: left), UnsafeMutableRawPointer(mutating: right)]
-        _ = av_audio_fifo_write(fifo, &planes, Int32(n))
+        write(&planes, count: n)
     }
 
     /// Moves up to `n` samples from the front of this queue to the back of `other`.
     public func move(_ n: Int, to other: SampleQueue) {
+        if failed { other.failed = true }
         let n = min(n, count)
-        guard n > 0 else { return }
+        guard let fifo, n > 0 else { return }
         var left = [Float](repeating: 0, count: n), right = [Float](repeating: 0, count: n)
         left.withUnsafeMutableBytes { l in
             right.withUnsafeMutableBytes { r in
@@ -58,6 +64,7 @@ public final class SampleQueue {
 
     /// Moves up to `n` samples into `frame` (whose buffers must hold `n`).
     func read(into frame: Frame, count n: Int) -> Int {
+        guard let fifo else { return 0 }
         let got = frame.pointer.pointee.extended_data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 2) {
             av_audio_fifo_read(fifo, $0, Int32(n))
         }
@@ -65,9 +72,11 @@ public final class SampleQueue {
     }
 }
 
-/// Decodes a file's audio and resamples it to 48 kHz stereo, placed on the timeline of the
-/// file's video: samples before the video's first frame are dropped, a late start is
-/// padded with silence, so picture and sound keep the sync they had in the file.
+/// Decodes a file's audio and resamples it to 48 kHz stereo, placed on the file's timeline
+/// (`SourceTimeline`, shared with its video): samples before the video's first frame are
+/// dropped, a late start or a hole is filled with silence, and timestamp resets or jumps
+/// are followed as the video follows them, so picture and sound keep the sync they had in
+/// the file whatever its start time or discontinuities.
 public final class AudioReader {
     public let path: String
     private let input: InputContext
@@ -76,34 +85,85 @@ public final class AudioReader {
     private var resampler: OpaquePointer?
     private var resamplerKey: (Int32, Int32, Int32) = (0, 0, 0)
     private let frame = Frame()
-    private var placed = false
-    /// Seconds, on the stream's own clock, that count as time zero (the video's first frame).
-    private let origin: Double
+    /// A decoded frame waiting for the silence before it to be written out first.
+    private let held = Frame()
+    private var holding = false
+    private let timeline: SourceTimeline
+    private var cursor = SourceTimeline.Cursor()
+    /// Samples handed out so far (sound and silence).
+    private var written = 0
+    /// Silence still to come before the next decoded samples, or samples still to drop.
+    private var pendingSilence = 0
+    private var pendingDrop = 0
+    private var placedAny = false
     public private(set) var finished = false
+    /// A hole or overlap smaller than this (20 ms) is rounding, not a gap.
+    static let slack = 960
 
-    /// nil when the file has no audio stream.
-    public init?(path: String, videoOrigin: Double) throws(MediaError) {
+    /// nil when the file has no audio stream. `timeline` is the file's video reader's.
+    public init?(path: String, timeline: SourceTimeline) throws(MediaError) {
         self.path = path
+        self.timeline = timeline
         input = try InputContext(path: path)
         guard let index = input.bestStream(AVMEDIA_TYPE_AUDIO) else { return nil }
         decoder = try StreamDecoder(input: input, streamIndex: index, threads: 1)
         timeBase = av_q2d(input.stream(index).pointee.time_base)
-        origin = videoOrigin
     }
 
     deinit { swr_free(&resampler) }
 
-    /// Decodes until `queue` holds at least `target` samples or the audio ends.
+    /// Decodes until `queue` holds at least `target` samples or the audio ends. Silence is
+    /// written only as far as asked for, so a late start costs no memory.
     public func fill(_ queue: SampleQueue, upTo target: Int) throws(MediaError) {
-        while queue.count < target && !finished {
+        while queue.count < target {
+            if pendingSilence > 0 {
+                let n = min(pendingSilence, target - queue.count)
+                queue.appendSilence(n)
+                written += n
+                pendingSilence -= n
+                continue
+            }
+            if holding {
+                holding = false
+                defer { av_frame_unref(held.pointer) }
+                try resample(held.pointer, into: queue)
+                continue
+            }
+            if finished { return }
             guard try decoder.next(into: frame) else {
                 finished = true
                 flushResampler(into: queue)
                 return
             }
+            place(frame.pointer)
+            if pendingSilence > 0 {
+                av_frame_move_ref(held.pointer, frame.pointer)
+                holding = true
+                continue
+            }
             defer { av_frame_unref(frame.pointer) }
             try resample(frame.pointer, into: queue)
         }
+    }
+
+    /// Compares where the frame's timestamp puts it with where the samples so far end, and
+    /// schedules silence (a late start, a hole) or a drop (before time zero, an overlap).
+    private func place(_ f: UnsafeMutablePointer<AVFrame>) {
+        var pts = f.pointee.best_effort_timestamp
+        if pts == AVCode.noPTS { pts = f.pointee.pts }
+        guard pts != AVCode.noPTS, f.pointee.sample_rate > 0 else { return }
+        let duration = Double(f.pointee.nb_samples) / Double(f.pointee.sample_rate)
+        let t = timeline.place(Double(pts) * timeBase, duration: duration, cursor: &cursor)
+        let rate = Double(OutputAudio.sampleRate)
+        let target = t * rate
+        guard target.isFinite, abs(target) < 1e15 else { return }
+        let next = written + pendingSilence - pendingDrop
+        let difference = Int(target.rounded()) - next
+        guard !placedAny || abs(difference) > Self.slack else { return }
+        placedAny = true
+        let net = pendingSilence - pendingDrop + difference
+        pendingSilence = max(net, 0)
+        pendingDrop = max(-net, 0)
     }
 
     private func resample(_ f: UnsafeMutablePointer<AVFrame>, into queue: SampleQueue) throws(MediaError) {
@@ -125,50 +185,43 @@ public final class AudioReader {
             }
             resamplerKey = key
         }
-        if !placed {
-            placed = true
-            var pts = f.pointee.best_effort_timestamp
-            if pts == AVCode.noPTS { pts = f.pointee.pts }
-            if pts != AVCode.noPTS {
-                let offset = Int(((Double(pts) * timeBase - origin) * Double(OutputAudio.sampleRate)).rounded())
-                if offset > 0 { queue.appendSilence(offset) } else { pendingDrop = -offset }
-            }
-        }
         let capacity = swr_get_out_samples(resampler, f.pointee.nb_samples)
-        convert(input: f.pointee.extended_data, count: f.pointee.nb_samples, capacity: capacity, into: queue)
+        guard capacity >= 0 else { throw .undecodable(path: path, reason: "cannot resample its audio") }
+        try convert(input: f.pointee.extended_data, count: f.pointee.nb_samples, capacity: capacity, into: queue)
     }
-
-    private var pendingDrop = 0
 
     private func flushResampler(into queue: SampleQueue) {
         guard resampler != nil else { return }
-        convert(input: nil, count: 0, capacity: swr_get_out_samples(resampler, 0), into: queue)
+        try? convert(input: nil, count: 0, capacity: swr_get_out_samples(resampler, 0), into: queue)
     }
 
     private func convert(input: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, count: Int32,
-                         capacity: Int32, into queue: SampleQueue) {
+                         capacity: Int32, into queue: SampleQueue) throws(MediaError) {
         guard capacity > 0 else { return }
         var left = [Float](repeating: 0, count: Int(capacity))
         var right = [Float](repeating: 0, count: Int(capacity))
-        left.withUnsafeMutableBytes { l in
+        let got: Int32 = left.withUnsafeMutableBytes { l in
             right.withUnsafeMutableBytes { r in
                 var out: [UnsafeMutablePointer<UInt8>?] = [l.baseAddress!.assumingMemoryBound(to: UInt8.self),
                                                           r.baseAddress!.assumingMemoryBound(to: UInt8.self)]
                 let inPtrs = input.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: UnsafePointer<UInt8>?.self) }
-                let got = swr_convert(resampler, &out, capacity, inPtrs, count)
-                guard got > 0 else { return }
-                var n = got
-                var start: Int32 = 0
-                if pendingDrop > 0 {
-                    let d = min(Int32(pendingDrop), n)
-                    pendingDrop -= Int(d)
-                    start = d
-                    n -= d
-                }
-                guard n > 0 else { return }
-                var planes: [UnsafeMutablePointer<UInt8>?] = [out[0]! + Int(start) * 4, out[1]! + Int(start) * 4]
-                planes.withUnsafeMutableBufferPointer { queue.write($0.baseAddress!, count: n) }
+                return swr_convert(resampler, &out, capacity, inPtrs, count)
             }
         }
+        if got < 0 { throw .undecodable(path: path, reason: "resampling failed: \(averrorText(got))") }
+        var start = 0, n = Int(got)
+        if pendingDrop > 0 {
+            let d = min(pendingDrop, n)
+            pendingDrop -= d
+            start = d
+            n -= d
+        }
+        guard n > 0 else { return }
+        left.withUnsafeBufferPointer { l in
+            right.withUnsafeBufferPointer { r in
+                queue.append(left: l.baseAddress! + start, right: r.baseAddress! + start, count: n)
+            }
+        }
+        written += n
     }
 }

@@ -131,6 +131,7 @@ public final class AudioEncoder: Encoder {
     /// Encodes whole frames from `queue`; with `final`, also the short last one.
     func encode(from queue: SampleQueue, final: Bool,
                 sink: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
+        if queue.failed { throw .encoderFailed(name: name, reason: "out of memory for the audio queue") }
         while queue.count >= frameSize || (final && queue.count > 0) {
             try check(av_frame_make_writable(frame.pointer)) { .encoderFailed(name: name, reason: $0) }
             let n = min(queue.count, frameSize)

@@ -35,8 +35,12 @@ public final class VideoReader {
     private let input: InputContext
     private let decoder: StreamDecoder
     private let timeBase: Double
-    private var originPTS: Int64?
-    private var lastPTS: Int64?
+    /// The file's clock, shared with its audio reader.
+    public let timeline = SourceTimeline()
+    private var cursor = SourceTimeline.Cursor()
+    private var lastRawTime: Double?
+    /// The latest end of a frame on the file's own clock.
+    private var rawEnd: Double?
     private let normaliser = PictureNormalizer()
     private(set) public var framesDecoded = 0
     /// Duration of the stream by the container's index, when it has one.
@@ -63,7 +67,8 @@ public final class VideoReader {
         let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
         declaredDuration = stream.pointee.duration > 0 && stream.pointee.duration != AVCode.noPTS
             ? Double(stream.pointee.duration) * timeBase : nil
-        nominalFrameDuration = rate.num > 0 && rate.den > 0 ? Double(rate.den) / Double(rate.num) : 1.0 / 30
+        let nominal = rate.num > 0 && rate.den > 0 ? Double(rate.den) / Double(rate.num) : 1.0 / 30
+        nominalFrameDuration = nominal >= 0.001 && nominal <= 1 ? nominal : 1.0 / 30
     }
 
     /// The next picture, or nil at the end of the stream.
@@ -75,7 +80,11 @@ public final class VideoReader {
                                    ? averrorText(decoder.lastError) : "no frames in the video stream")
             }
             // A file cut short still demuxes cleanly up to the cut; only its index knows.
-            if let declared = declaredDuration, declared - endTime > Self.truncationTolerance {
+            // Measured on the file's own clock as well: a timeline closed up over a jump is
+            // shorter than the index says, and that is not a cut.
+            let rawSpan = (rawEnd ?? 0) - (timeline.origin ?? 0)
+            if let declared = declaredDuration, declared - endTime > Self.truncationTolerance,
+               declared - rawSpan > Self.truncationTolerance {
                 throw .damaged(path: path, reason: String(format: "video ends at %.2f s of the %.2f s its index declares",
                                                           endTime, declared))
             }
@@ -87,13 +96,15 @@ public final class VideoReader {
         var pts = f.pointee.best_effort_timestamp
         if pts == AVCode.noPTS { pts = f.pointee.pts }
         let durationTicks = f.pointee.pkt_duration
-        let duration = durationTicks > 0 ? Double(durationTicks) * timeBase : nominalFrameDuration
-        if pts == AVCode.noPTS {
-            pts = (lastPTS ?? 0) + Int64((nominalFrameDuration / timeBase).rounded())
-        }
-        lastPTS = pts
-        if originPTS == nil { originPTS = pts }
-        let time = Double(pts - originPTS!) * timeBase
+        var duration = durationTicks > 0 ? Double(durationTicks) * timeBase : nominalFrameDuration
+        // A frame that claims to last longer than a gap may is a broken stamp, not a pause.
+        if !(duration <= SourceTimeline.maxGap) { duration = nominalFrameDuration }
+        // In seconds (a Double): Int64 arithmetic on arbitrary timestamps can overflow.
+        let raw = pts == AVCode.noPTS ? (lastRawTime ?? 0) + nominalFrameDuration : Double(pts) * timeBase
+        lastRawTime = raw
+        rawEnd = max(rawEnd ?? raw, raw + duration)
+        timeline.setOrigin(raw)
+        let time = timeline.place(raw, duration: duration, cursor: &cursor)
         lastTime = time
         lastDuration = duration
 

@@ -62,9 +62,9 @@ public final class ComposeJob {
         var audioName = "silence"
         switch o.audio {
         case .back:
-            audioSource = try AudioReader(path: o.back, videoOrigin: 0)
+            audioSource = try AudioReader(path: o.back, timeline: back.timeline)
         case .front:
-            audioSource = try AudioReader(path: o.front, videoOrigin: 0)
+            audioSource = try AudioReader(path: o.front, timeline: front.timeline)
         case .none:
             break
         }

@@ -13,6 +13,9 @@ struct DriftCorrector {
     static let smoothing = 0.01
     /// A shortfall beyond this (10 ms) is a gap in the capture, filled with silence at once.
     static let gapSamples = 480
+    /// A gap longer than this (the machine slept, the clock stepped) is not filled: the
+    /// placement starts afresh after it.
+    static let longestGap = 60.0
 
     private(set) var start: Double?
     /// Samples placed so far: captured, stretched or shrunk, plus silence for gaps.
@@ -24,7 +27,11 @@ struct DriftCorrector {
     /// What to do with a period of `count` samples whose first was captured at `t`:
     /// `silence` samples of silence go first (a gap), then the period resampled to `length`.
     mutating func place(count: Int, capturedAt t: Double) -> (silence: Int, length: Int) {
-        let start = self.start ?? t
+        var start = self.start ?? t
+        if (t - start) * Self.sampleRate - Double(placed) > Self.longestGap * Self.sampleRate {
+            start = t - Double(placed) / Self.sampleRate
+            smoothedError = nil
+        }
         self.start = start
         let expected = (t - start) * Self.sampleRate
         var silence = 0

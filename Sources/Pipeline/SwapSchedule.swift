@@ -27,5 +27,5 @@ public struct FrameClock: Sendable {
     public func isDue(_ time: Double, byFrame n: Int) -> Bool { time <= self.time(ofFrame: n) + 5e-7 }
 
     /// How many output frames a stream ending at `end` seconds fills.
-    public func frameCount(forDuration end: Double) -> Int { max(1, Int((end * Double(fps)).rounded())) }
+    public func frameCount(forDuration end: Double) -> Int { max(1, clampedInt((end * Double(fps)).rounded())) }
 }

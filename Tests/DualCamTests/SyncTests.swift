@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+/// Sources whose timestamps do not start at zero or do not run straight: the sound must stay
+/// with the picture. Each clip flashes white and beeps at the same instants; the output is
+/// decoded with ffmpeg and every flash must have its beep within one frame (33 ms).
+@Suite struct SyncTests {
+    /// `seconds` of black with a white flash and a 1 kHz beep from `at` to the end.
+    /// 25 fps and 44.1 kHz, so that neither lines up with the output's grid by accident.
+    static func markedClip(_ path: String, seconds: Double, at: Double, extra: [String] = []) throws {
+        try makeClip(path, ["-f", "lavfi", "-i", "color=black:s=320x240:r=25:d=\(seconds),drawbox=c=white:t=fill:enable='gte(t,\(at))'",
+                            "-f", "lavfi", "-i", "sine=f=1000:r=44100:d=\(seconds),volume=enable='lt(t,\(at))':volume=0",
+                            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"] + extra)
+    }
+
+    /// Times of the output's dark-to-white changes and silence-to-tone changes.
+    static func onsets(_ path: String) throws -> (flashes: [Double], beeps: [Double]) {
+        var flashes: [Double] = []
+        var wasDark = true
+        for (n, t) in try Decode.thumbnails(path).enumerated() {
+            let level = meanRGB(t, width: 8, x: 0, y: 0, w: 8, h: 8).0
+            if wasDark && level > 128 { flashes.append(Double(n) / 30) }
+            wasDark = level < 64
+        }
+        let s = try Decode.audio(path)
+        var beeps: [Double] = []
+        var quiet = 0
+        for i in 0..<(s.count / 2) {
+            if abs(s[2 * i]) > 0.05 {
+                if quiet >= 480 { beeps.append(Double(i) / 48000) }
+                quiet = 0
+            } else {
+                quiet += 1
+            }
+        }
+        return (flashes, beeps)
+    }
+
+    static func expectInSync(_ out: String, flashes expected: [Double], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let (flashes, beeps) = try onsets(out)
+        print("\(URL(fileURLWithPath: out).lastPathComponent): flashes \(flashes), beeps \(beeps)")
+        #expect(flashes.count == expected.count && beeps.count == expected.count,
+                "flashes \(flashes), beeps \(beeps), expected \(expected)", sourceLocation: sourceLocation)
+        for (f, e) in zip(flashes, expected) {
+            #expect(abs(f - e) <= 1.0 / 30 + 1e-6, "flash at \(f) s, expected \(e) s", sourceLocation: sourceLocation)
+        }
+        for (f, b) in zip(flashes, beeps) {
+            #expect(abs(b - f) <= 1.0 / 30 + 0.005, "beep at \(b) s, flash at \(f) s", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Camcorder .MTS and broadcast .ts start at ~1.4 s, audio and video separately.
+    @Test func mpegTSStartingAt1point4Seconds() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let ts = dir.path("camcorder.ts"), out = dir.path("ts.mov")
+        try Self.markedClip(ts, seconds: 3, at: 1.5, extra: ["-f", "mpegts"])
+        let start = try #require(Probe.number(try Probe(ts).format["start_time"]))
+        try #require(start > 1, "the clip should start late, as MPEG-TS does: \(start)")
+        let r = try dualcam(["compose", ts, Reference.front, "-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        try Self.expectInSync(out, flashes: [1.5])
+    }
+
+    /// Two recordings joined by `cat`: the timestamps go back to ~1.4 s halfway through.
+    @Test func concatenatedMPEGTSWithATimestampReset() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let a = dir.path("a.ts"), b = dir.path("b.ts"), joined = dir.path("joined.ts"), out = dir.path("joined.mov")
+        try Self.markedClip(a, seconds: 2, at: 1.2, extra: ["-f", "mpegts"])
+        try Self.markedClip(b, seconds: 2, at: 0.8, extra: ["-f", "mpegts"])
+        var data = try Data(contentsOf: URL(fileURLWithPath: a))
+        data.append(try Data(contentsOf: URL(fileURLWithPath: b)))
+        try data.write(to: URL(fileURLWithPath: joined))
+        let r = try dualcam(["compose", joined, Reference.front, "-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        let duration = try #require(Probe.number(try Probe(out).stream("video")?["duration"]))
+        #expect(abs(duration - 4) < 0.2, "\(duration) s for two 2 s recordings")
+        try Self.expectInSync(out, flashes: [1.2, 2.8])
+    }
+
+    /// A clock that leaps an hour ahead mid-file: the leap is closed up, not filled with an
+    /// hour of frozen picture and silence.
+    @Test func aJumpOfAnHourIsClosedUp() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let a = dir.path("a.ts"), b = dir.path("b.ts"), joined = dir.path("leap.ts"), out = dir.path("leap.mov")
+        try Self.markedClip(a, seconds: 2, at: 1.2, extra: ["-f", "mpegts"])
+        try Self.markedClip(b, seconds: 2, at: 0.8, extra: ["-f", "mpegts", "-output_ts_offset", "3600"])
+        var data = try Data(contentsOf: URL(fileURLWithPath: a))
+        data.append(try Data(contentsOf: URL(fileURLWithPath: b)))
+        try data.write(to: URL(fileURLWithPath: joined))
+        let r = try dualcam(["compose", joined, Reference.front, "-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        let duration = try #require(Probe.number(try Probe(out).stream("video")?["duration"]))
+        #expect(duration < 4.5, "\(duration) s: the hour was not closed up")
+        try Self.expectInSync(out, flashes: [1.2, 2.8])
+    }
+
+    /// A file whose timestamps start ten hours in (a camera stamping from power-on).
+    @Test func aStartTenHoursInNeedsNoSilenceForThem() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let late = dir.path("late.mkv"), out = dir.path("late.mov")
+        try Self.markedClip(late, seconds: 3, at: 1.5, extra: ["-output_ts_offset", "36000"])
+        let r = try dualcam(["compose", late, Reference.front, "-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        try Self.expectInSync(out, flashes: [1.5])
+    }
+}
