@@ -43,7 +43,9 @@ let package = Package(
         ),
         // The vivid VM's A/V sync test plays beeps and flips a camera control at the same
         // monotonic instant with this; it ships nothing.
-        .executableTarget(name: "dualcam-av-marker", dependencies: ["CALSA", "CV4L2"], path: "Tests/AVMarker"),
+        // Optimised even in debug builds: it must produce audio in real time in an emulated VM.
+        .executableTarget(name: "dualcam-av-marker", dependencies: ["CALSA", "CV4L2"], path: "Tests/AVMarker",
+                          swiftSettings: [.unsafeFlags(["-O"])]),
         .testTarget(name: "CompositorTests", dependencies: ["Compositor"]),
         .testTarget(name: "DualCamTests", dependencies: ["Compositor", "MediaIO", "Pipeline"]),
     ]

@@ -61,6 +61,12 @@ public final class ALSACapture {
     /// Throws when the device has failed or gone (unplugged).
     public func read(into samples: UnsafeMutablePointer<Int16>, timeout: Double = 0.2) throws(MediaError) -> ReadResult {
         guard let pcm else { throw .cannotOpen(path: device, reason: "closed") }
+        // Waiting on a capture stream that is prepared but not started waits forever (only
+        // a blocking read starts it by itself): start it first, and again after an overrun.
+        if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED {
+            let rc = snd_pcm_start(pcm)
+            if rc < 0 { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(rc))) }
+        }
         let ready = snd_pcm_wait(pcm, Int32(timeout * 1000))
         if ready == 0 || ready == -EINTR { return .nothing }
         if ready == -EPIPE || ready == -ESTRPIPE {
@@ -73,7 +79,10 @@ public final class ALSACapture {
             snd_pcm_prepare(pcm)
             return .overrun
         }
-        if n == -Int(EAGAIN) || n == -Int(EINTR) || n == 0 { return .nothing }
+        if n == -Int(EAGAIN) || n == -Int(EINTR) || n == 0 {
+            usleep(2_000)  // ready by poll but nothing to read: do not spin
+            return .nothing
+        }
         if n < 0 { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(Int32(n)))) }
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)

@@ -45,9 +45,9 @@ public final class MovWriter {
         self.audio = audio
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: shown, reason: $0) }
-        context = ctx!
-        videoStream = avformat_new_stream(context, nil)
-        audioStream = avformat_new_stream(context, nil)
+        context = allocated(ctx, "the muxer")
+        videoStream = allocated(avformat_new_stream(context, nil), "a stream")
+        audioStream = allocated(avformat_new_stream(context, nil), "a stream")
         videoTimeBase = video.timeBase
         audioTimeBase = audio.timeBase
         do throws(MediaError) {

@@ -1,9 +1,20 @@
 import CFFmpeg
+import Foundation
+
+/// FFmpeg's small allocations (a packet, a frame, a codec context) fail only when the
+/// machine is out of memory, where nothing can be done but say so: one line and exit 1
+/// instead of a trap on a nil pointer. A recording's fragmented file stays playable.
+func allocated<T>(_ pointer: UnsafeMutablePointer<T>?, _ what: String) -> UnsafeMutablePointer<T> {
+    if let pointer { return pointer }
+    let line = Array("dualcam: out of memory (allocating \(what))\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(1)
+}
 
 /// Owns an AVPacket.
 final class Packet {
     let pointer: UnsafeMutablePointer<AVPacket>
-    init() { pointer = av_packet_alloc() }
+    init() { pointer = allocated(av_packet_alloc(), "a packet") }
     deinit {
         var p: UnsafeMutablePointer<AVPacket>? = pointer
         av_packet_free(&p)
@@ -14,7 +25,7 @@ final class Packet {
 /// Owns an AVFrame.
 public final class Frame: @unchecked Sendable {
     public let pointer: UnsafeMutablePointer<AVFrame>
-    public init() { pointer = av_frame_alloc() }
+    public init() { pointer = allocated(av_frame_alloc(), "a frame") }
     deinit {
         var p: UnsafeMutablePointer<AVFrame>? = pointer
         av_frame_free(&p)
@@ -102,16 +113,25 @@ final class StreamDecoder {
         codec = try input.openDecoder(stream: streamIndex, threads: threads)
     }
 
+    /// Damaged frames in a row past which a stream counts as undecodable, not damaged:
+    /// concealing them would only spin.
+    static let damagedInARowLimit = 1000
+    private var damagedInARow = 0
+
     /// Fills `frame` with the next decoded frame; false at the end of the stream.
     func next(into frame: Frame) throws(MediaError) -> Bool {
         while !finished {
             let rc = avcodec_receive_frame(codec.pointer, frame.pointer)
-            if rc >= 0 { return true }
+            if rc >= 0 { damagedInARow = 0; return true }
             if rc == AVCode.eof { finished = true; return false }
             if rc != AVCode.again {
                 // A broken frame: remember it, keep going.
                 damagedPackets += 1
                 lastError = rc
+                damagedInARow += 1
+                if damagedInARow > Self.damagedInARowLimit {
+                    throw .undecodable(path: input.path, reason: "\(damagedInARow) damaged frames in a row (\(averrorText(rc)))")
+                }
                 continue
             }
             if draining { finished = true; return false }
@@ -152,6 +172,10 @@ final class StreamDecoder {
         if sent < 0 {
             damagedPackets += 1
             lastError = sent
+            damagedInARow += 1
+            if damagedInARow > Self.damagedInARowLimit {
+                throw .undecodable(path: input.path, reason: "\(damagedInARow) damaged packets in a row (\(averrorText(sent)))")
+            }
         }
     }
 }

@@ -1,14 +1,21 @@
 /// Keeps audio from a device whose clock is not the cameras' on the cameras' clock
 /// (CLOCK_MONOTONIC). Each captured period comes with the monotonic time of its first
 /// sample; the corrector compares the samples placed so far with what that time says should
-/// have been placed, smooths the difference over about a second (the timestamps jitter by a
-/// few ms), and when it exceeds 2 ms stretches or shrinks the next period by one sample
-/// (linear interpolation: inaudible). One sample per 10 ms period corrects up to ~2000 ppm,
-/// twenty times a poor USB microphone's error. A real gap (an overrun) is filled with silence.
+/// have been placed and smooths the difference over about a second (the timestamps jitter by
+/// a few ms). A proportional-integral loop turns it into a correction: the integral learns
+/// the device's drift rate, so a steady drift leaves no steady error (within ~2 ms of the
+/// clock, simulated from 0 to 6000 ppm). Fractions of a sample are carried over; each period
+/// is stretched or shrunk by up to three samples (linear interpolation: inaudible on speech),
+/// which follows a clock up to ~6000 ppm off, sixty times a poor USB microphone's error. A
+/// sudden shortfall beyond the trend (an overrun) is filled with silence.
 struct DriftCorrector {
     static let sampleRate = 48_000.0
-    /// Corrections start beyond this many samples of smoothed error (2 ms).
-    static let deadband = 96.0
+    /// Samples of correction per period for each sample of smoothed error, and the integral's
+    /// share (tuned in simulation for ±6000 ppm with ±4 ms of timestamp jitter).
+    static let gain = 0.01
+    static let integralGain = 0.00002
+    /// The most samples one period is stretched or shrunk by.
+    static let maxStep = 3
     /// Weight of each new period in the smoothed error: a time constant of about 100 periods.
     static let smoothing = 0.01
     /// A shortfall beyond this (10 ms) is a gap in the capture, filled with silence at once.
@@ -21,6 +28,10 @@ struct DriftCorrector {
     /// Samples placed so far: captured, stretched or shrunk, plus silence for gaps.
     private(set) var placed = 0
     private var smoothedError: Double?
+    /// The integral term: the learnt drift, in samples per period.
+    private var integral = 0.0
+    /// Correction decided but not yet applied (less than a sample).
+    private var fractional = 0.0
     /// Samples added (positive) or removed (negative) by corrections, in all.
     private(set) var corrected = 0
 
@@ -31,20 +42,31 @@ struct DriftCorrector {
         if (t - start) * Self.sampleRate - Double(placed) > Self.longestGap * Self.sampleRate {
             start = t - Double(placed) / Self.sampleRate
             smoothedError = nil
+            fractional = 0
         }
         self.start = start
         let expected = (t - start) * Self.sampleRate
         var silence = 0
-        if expected - Double(placed) > Double(Self.gapSamples) {
-            silence = clampedInt((expected - Double(placed)).rounded())
+        // Behind by more than a period beyond what the slow drift accounts for: samples
+        // were lost (an overrun, a stalled device), and silence keeps later ones in place.
+        let trend = min(smoothedError ?? 0, 0)
+        if expected - Double(placed) > Double(Self.gapSamples) - trend {
+            silence = clampedInt((expected - Double(placed) + trend).rounded())
             placed += silence
         }
         let error = Double(placed) - expected
         let smoothed = smoothedError.map { $0 + Self.smoothing * (error - $0) } ?? error
-        smoothedError = silence > 0 ? 0 : smoothed
+        smoothedError = smoothed
         var length = count
-        if count > 1 && smoothed > Self.deadband { length -= 1 }
-        if count > 1 && smoothed < -Self.deadband { length += 1 }
+        if count > Self.maxStep {
+            fractional -= Self.gain * smoothed + integral
+            let rounded = fractional.rounded()
+            let step = max(-Self.maxStep, min(Self.maxStep, clampedInt(rounded)))
+            // Learning stops while the correction is at its limit (no wind-up).
+            if abs(rounded) <= Double(Self.maxStep) { integral += Self.integralGain * smoothed }
+            fractional -= Double(step)
+            length += step
+        }
         corrected += length - count
         placed += length
         return (silence, length)

@@ -41,6 +41,9 @@ public struct RecordSummary: Sendable, Codable {
     /// Output frames that repeat the previous picture because the encoder was a whole
     /// canvas pool (about a second) behind: time and sync are kept, the picture freezes.
     public var encoderBehindFrames: Int
+    /// Samples the live audio gained (positive) or lost (negative) to follow the cameras'
+    /// clock: a microphone whose clock runs 0.1 % fast loses 48 per second.
+    public var audioDriftCorrection: Int
     public var events: [String]
 }
 
@@ -134,7 +137,7 @@ public final class Recorder {
         sources.stopAll()
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
         try close(file, queue: queue, clock: clock)
-        return summary(clock: clock, counts: counts, sources: sources.all)
+        return summary(clock: clock, counts: counts, sources: sources.all, drift: liveAudio?.driftCorrection ?? 0)
     }
 
     private func openAudio() throws(RecordError) -> LiveAudio? {
@@ -281,7 +284,7 @@ public final class Recorder {
         }
     }
 
-    private func summary(clock: SlotClock, counts: Counts, sources: [LiveSource]) -> RecordSummary {
+    private func summary(clock: SlotClock, counts: Counts, sources: [LiveSource], drift: Int) -> RecordSummary {
         let sorted = counts.latencies.sorted()
         func pct(_ q: Double) -> Double {
             sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((q * Double(sorted.count)).rounded(.up)) - 1)] * 1000
@@ -291,6 +294,7 @@ public final class Recorder {
                              singleCamera: sources.count == 1, sources: sources.map { "\($0.name): \($0.format)" },
                              latencyP50Ms: pct(0.5), latencyP99Ms: pct(0.99), latencyMaxMs: sorted.last.map { $0 * 1000 } ?? 0,
                              repeatedFrames: counts.repeated, droppedBackFrames: counts.droppedBack,
-                             cameraDroppedFrames: cameraDrops, encoderBehindFrames: counts.encoderBehind, events: events)
+                             cameraDroppedFrames: cameraDrops, encoderBehindFrames: counts.encoderBehind,
+                             audioDriftCorrection: drift, events: events)
     }
 }

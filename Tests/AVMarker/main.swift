@@ -35,10 +35,11 @@ let rate = 48_000, period = 240, beepFrames = 4_800  // 5 ms periods, 100 ms bee
 dc_snd_quiet()
 var pcm: OpaquePointer?
 guard snd_pcm_open(&pcm, args[1], SND_PCM_STREAM_PLAYBACK, 0) >= 0, let pcm else { die("cannot open \(args[1])") }
-// 48 kHz stereo 16-bit, with a latency of 50 ms: enough slack for the emulated VM, and
-// snd_pcm_delay says exactly how much is queued anyway.
+// 48 kHz stereo 16-bit, with a latency of 1.5 s: the emulated VM (TCG, no KVM) stalls for
+// up to ~800 ms at times, and an underrun would shift beeps whose times were already told.
+// The depth costs no accuracy: snd_pcm_delay says exactly how much is queued.
 guard snd_pcm_set_params(pcm, snd_pcm_format_t(rawValue: dc_snd_pcm_format_s16()), SND_PCM_ACCESS_RW_INTERLEAVED,
-                         2, UInt32(rate), 0, 50_000) >= 0 else { die("cannot play 48 kHz stereo on \(args[1])") }
+                         2, UInt32(rate), 0, 1_500_000) >= 0 else { die("cannot play 48 kHz stereo on \(args[1])") }
 let camera = dc_v4l2_open(args[2], O_RDWR)
 guard camera >= 0 else { die("cannot open \(args[2])") }
 
@@ -73,14 +74,21 @@ var chunk = [Int16](repeating: 0, count: period * 2)
 let end = (beepAt.last ?? 0) + beepFrames + rate / 2
 var position = 0
 var next = 0
+/// When the last beep announced so far is heard: an underrun before then would make its
+/// announced time wrong; one after it (or before any) only delays what is still to come,
+/// whose times are measured when they are written.
+var announcedUntil = -Double.infinity
+var recovered = 0
 while position < end {
-    for i in 0..<period {
-        let p = position + i
-        // The beep whose window covers p (1 kHz, half scale), else silence.
-        let inBeep = beepAt.contains { p >= $0 && p < $0 + beepFrames }
-        let s = inBeep ? 0.5 * sin(2 * Double.pi * 1000 * Double(p) / Double(rate)) : 0
-        chunk[2 * i] = Int16(s * 32767)
-        chunk[2 * i + 1] = chunk[2 * i]
+    // Silence, with the part of any beep (1 kHz, half scale) that falls in this chunk: only
+    // those samples are computed, so the emulated VM keeps up with the playback.
+    for i in 0..<(period * 2) { chunk[i] = 0 }
+    for b in beepAt where b < position + period && b + beepFrames > position {
+        for p in max(b, position)..<min(b + beepFrames, position + period) {
+            let v = Int16(0.5 * sin(2 * Double.pi * 1000 * Double(p) / Double(rate)) * 32767)
+            chunk[2 * (p - position)] = v
+            chunk[2 * (p - position) + 1] = v
+        }
     }
     if next < count && beepAt[next] < position + period {
         // Everything queued before this chunk is heard first: the beep starts that much later.
@@ -88,6 +96,7 @@ while position < end {
         if snd_pcm_delay(pcm, &delay) < 0 { delay = 0 }
         let at = monotonic() + Double(Int(delay) + beepAt[next] - position) / Double(rate)
         heard.add(at)
+        announcedUntil = at + Double(beepFrames) / Double(rate)
         next += 1
     }
     var written = 0
@@ -95,7 +104,10 @@ while position < end {
         let n = chunk.withUnsafeBufferPointer { snd_pcm_writei(pcm, $0.baseAddress! + 2 * written, snd_pcm_uframes_t(period - written)) }
         if n < 0 {
             // An underrun shifts every later sample: the times said above would be wrong.
-            if n == -Int(EPIPE) { die("playback underrun: the marker times are no longer true") }
+            if n == -Int(EPIPE) {
+                if monotonic() < announcedUntil { die("playback underrun: the marker times are no longer true") }
+                recovered += 1
+            }
             if snd_pcm_recover(pcm, Int32(n), 1) < 0 { die("playback: \(String(cString: snd_strerror(Int32(n))))") }
             continue
         }
@@ -103,6 +115,7 @@ while position < end {
     }
     position += period
 }
+if recovered > 0 { FileHandle.standardError.write(Data("dualcam-av-marker: \(recovered) underrun(s) between markers, recovered\n".utf8)) }
 snd_pcm_drain(pcm)
 // The last control flip is due before the drained buffer's end; give its thread time to print.
 Thread.sleep(forTimeInterval: 0.3)

@@ -29,12 +29,12 @@ case $name in
     # as the emulated VM cannot encode 1080p HEVC at more than 1.6 fps.
     record --duration 4 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" &
     pid=$!
-    # Once recording has begun (the file's temporary twin exists), pull the plug.
-    for _ in $(seq 100); do ls "$out"/.out.mov.* >/dev/null 2>&1 && break; sleep 0.1; done
+    # Once recording has begun (the file exists), pull the plug.
+    for _ in $(seq 100); do [ -e "$out/out.mov" ] && break; sleep 0.1; done
     sleep 2
     v4l2-ctl -d "$dev" --set-ctrl="$ctl"=1
     wait "$pid" ;;
-  av-sync)
+  av-sync | av-drift)
     # One reference event for eye and ear: dualcam-av-marker beeps into the loopback and
     # flips the camera's test pattern at the instant each beep is heard. A small canvas and
     # a cheap encoder keep the emulated VM in real time (it manages 1.6 fps of 1080p x265).
@@ -44,15 +44,46 @@ case $name in
     # plus 0.9 of a period, which is ~30 ms after it fills the buffer (later kernels stamp the
     # fill time). "Start of Exposure" stamps the nominal start: the moment the picture is made.
     v4l2-ctl -d /dev/video0 --set-ctrl=timestamp_source=1
+    if [ "$name" = av-sync ]; then
+      # 8 markers from 2.5 s on (the emulated VM stalls while dualcam starts), 0.50417 s
+      # apart: 4.17 ms of phase against the camera's 30 fps frames each time, so together
+      # they sample the whole frame interval.
+      seconds=7 first=2.5 spacing=0.50417
+    else
+      # The loopback's clock runs 0.3 % slow (both ends of the cable, as one sound card's
+      # crystal would; under emulation it also wanders by ~0.07 % by itself): uncorrected,
+      # sound drifts 3 ms per second. The markers come after 45 s: 135 ms, four frames.
+      for id in $(amixer -c Loopback controls | awk -F, '/Rate Shift/ && !/subdevice=[1-9]/ { sub("numid=", "", $1); print $1 }'); do
+        amixer -q -c Loopback cset numid="$id" "${RATE_SHIFT:-100300}"
+      done
+      seconds=70 first=45 spacing=0.50417
+    fi
     "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 \
-      --audio hw:Loopback,1 --duration 7 --json -o "$out/out.mov" > "$out/summary.json" 2> "$out/stderr.txt" &
+      --audio hw:Loopback,1 --duration "$seconds" --json -o "$out/out.mov" > "$out/summary.json" 2> "$out/stderr.txt" &
     pid=$!
-    for _ in $(seq 100); do ls "$out"/.out.mov.* >/dev/null 2>&1 && break; sleep 0.1; done
-    # 8 markers from 1 s on, 0.50417 s apart: 4.17 ms of phase against the camera's 30 fps
-    # frames each time, so together they sample the whole frame interval.
-    "$MARKER" hw:Loopback,0 /dev/video0 "$control" 7 9 8 1.0 0.50417 > "$out/markers.txt" 2> "$out/marker-stderr.txt"
+    for _ in $(seq 100); do [ -e "$out/out.mov" ] && break; sleep 0.1; done
+    "$MARKER" hw:Loopback,0 /dev/video0 "$control" 7 9 8 "$first" "$spacing" > "$out/markers.txt" 2> "$out/marker-stderr.txt"
     echo $? > "$out/marker-status"
     wait "$pid"
     echo $? > "$out/status" ;;
+  mic-unplugged)
+    # A tone into the loopback; 2.5 s into the recording the sound card goes away (its
+    # driver unbound: every call on the open device then fails with ENODEV, as on a USB
+    # microphone pulled out). The recording must go on, with silence.
+    modprobe -d "$VIVID_VM_MODDIR" snd-aloop
+    python3 -c 'import math, struct, wave
+w = wave.open("'"$out"'/tone.wav", "wb"); w.setnchannels(2); w.setsampwidth(2); w.setframerate(48000)
+w.writeframes(b"".join(struct.pack("<hh", v, v) for v in (int(12000 * math.sin(2 * math.pi * 440 * i / 48000)) for i in range(48000 * 12))))'
+    aplay -q -D hw:Loopback,0,0 "$out/tone.wav" > /dev/null 2>&1 &
+    tone=$!
+    "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 \
+      --audio hw:Loopback,1,0 --duration 6 --json -o "$out/out.mov" > "$out/summary.json" 2> "$out/stderr.txt" &
+    pid=$!
+    for _ in $(seq 100); do [ -e "$out/out.mov" ] && break; sleep 0.1; done
+    sleep 2.5
+    echo snd_aloop.0 > /sys/bus/platform/drivers/snd_aloop/unbind
+    wait "$pid"
+    echo $? > "$out/status"
+    kill "$tone" 2>/dev/null || true ;;
   *) echo "unknown scenario $name" >&2; exit 2 ;;
 esac

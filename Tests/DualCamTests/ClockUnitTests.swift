@@ -1,0 +1,144 @@
+import Foundation
+import MediaIO
+@testable import Pipeline
+import Testing
+
+/// The pure timing pieces of record and compose, driven with made-up timestamps.
+@Suite struct SlotClockTests {
+    @Test func aSteadyCameraFillsOneSlotPerPicture() {
+        var clock = SlotClock(fps: 30, duration: 1)
+        for n in 0..<30 {
+            let (repeats, shows) = clock.due(pictureAt: 100 + Double(n) / 30 + 0.002)
+            #expect(repeats == 0 && shows == 1, "picture \(n)")
+        }
+        #expect(clock.isComplete && clock.next == 30)
+        #expect(clock.due(pictureAt: 101.01) == (0, 0))
+    }
+
+    @Test func aMissedPictureRepeatsTheOneBeforeIt() {
+        var clock = SlotClock(fps: 30, duration: nil)
+        _ = clock.due(pictureAt: 10)
+        _ = clock.due(pictureAt: 10 + 1.0 / 30)
+        // Pictures 2 and 3 never came; 4 arrives on time.
+        let (repeats, shows) = clock.due(pictureAt: 10 + 4.0 / 30)
+        #expect(repeats == 2 && shows == 1)
+        #expect(clock.next == 5)
+    }
+
+    @Test func aFastCameraLeavesPicturesUnused() {
+        var clock = SlotClock(fps: 30, duration: nil)
+        var used = 0
+        for n in 0..<60 { used += clock.due(pictureAt: Double(n) / 60).shows }
+        #expect((29...31).contains(used), "\(used) of 60 pictures at 60 fps used for 1 s at 30 fps")
+    }
+
+    @Test func absurdDurationsSaturateInsteadOfTrapping() {
+        #expect(SlotClock(fps: 30, duration: 1e18).limit == Int.max)
+        #expect(SlotClock(fps: 30, duration: .infinity).limit == Int.max)
+        #expect(SlotClock(fps: 30, duration: .nan).limit == 1)
+        #expect(clampedInt(-1e300) == Int.min && clampedInt(.nan) == 0 && clampedInt(41.9) == 41)
+    }
+}
+
+@Suite struct DriftCorrectorTests {
+    /// A device whose clock runs `ppm` fast or slow, stamped with a few ms of jitter (as
+    /// snd-aloop's 4 ms jiffies give), over `seconds`: how far the placed samples end from
+    /// where the monotonic clock says, in samples, and how many corrections were made.
+    static func simulate(ppm: Double, seconds: Double, jitter: Double = 0.004) -> (error: Double, corrected: Int) {
+        var corrector = DriftCorrector()
+        var rng = SplitMix(seed: 42)
+        let period = 480
+        let periods = Int(seconds * 100)
+        var samples = 0
+        for _ in 0..<periods {
+            // The device has produced `samples` at its own rate: that is this much real time.
+            let truth = Double(samples) / (48_000 * (1 + ppm / 1e6))
+            let stamp = truth + Double.random(in: -jitter...jitter, using: &rng)
+            _ = corrector.place(count: period, capturedAt: 1000 + stamp)
+            samples += period
+        }
+        let now = Double(samples) / (48_000 * (1 + ppm / 1e6))
+        return (Double(corrector.placed) - now * 48_000, corrector.corrected)
+    }
+
+    @Test(arguments: [1000.0, -1000.0, 100.0, -50.0, 5000.0, -5000.0])
+    func aDriftingClockIsFollowedForAnHour(ppm: Double) {
+        let (error, corrected) = Self.simulate(ppm: ppm, seconds: 3600)
+        // Uncorrected, 1000 ppm is 3.6 s after an hour; held within 3 ms (144 samples).
+        #expect(abs(error) < 144, "\(ppm) ppm: \(error) samples off after an hour")
+        // What the device delivered in an hour, less what an hour at 48 kHz holds.
+        let delivered = 3600.0 * 48_000
+        let expected = delivered / (1 + ppm / 1e6) - delivered
+        #expect(abs(Double(corrected) - expected) < 500, "\(ppm) ppm: corrected \(corrected), expected about \(expected)")
+    }
+
+    @Test func aTrueClockIsLeftAlone() {
+        let (error, corrected) = Self.simulate(ppm: 0, seconds: 600)
+        #expect(abs(error) < 100 && abs(corrected) < 20, "error \(error), \(corrected) corrections")
+    }
+
+    @Test func aGapIsFilledWithSilenceAndALongOneStartsAfresh() {
+        var c = DriftCorrector()
+        _ = c.place(count: 480, capturedAt: 5)
+        let gap = c.place(count: 480, capturedAt: 5.11)   // 100 ms lost to an overrun
+        #expect(gap.silence == 5280 - 480, "\(gap)")
+        let slept = c.place(count: 480, capturedAt: 5000)  // the machine slept
+        #expect(slept.silence == 0, "an hour and more of silence: \(slept.silence)")
+    }
+
+    @Test func stretchingKeepsTheEndsAndInterpolates() {
+        let source: [Float] = [0, 1, 2, 3, 4]
+        var longer = [Float](repeating: -1, count: 9), shorter = [Float](repeating: -1, count: 3)
+        DriftCorrector.stretch(source, count: 5, into: &longer, length: 9)
+        DriftCorrector.stretch(source, count: 5, into: &shorter, length: 3)
+        #expect(longer == [0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4])
+        #expect(shorter == [0, 2, 4])
+    }
+}
+
+@Suite struct SourceTimelineTests {
+    @Test func startOffsetsAreMeasuredFromTheFirstVideoFrame() {
+        let t = SourceTimeline()
+        var video = SourceTimeline.Cursor(), audio = SourceTimeline.Cursor()
+        t.setOrigin(1.4)
+        #expect(t.place(1.4, duration: 0.04, cursor: &video) == 0)
+        #expect(abs(t.place(1.38, duration: 0.021, cursor: &audio) + 0.02) < 1e-9)
+    }
+
+    @Test func aResetFollowsOnAndBothStreamsShareTheOffset() {
+        let t = SourceTimeline()
+        var video = SourceTimeline.Cursor(), audio = SourceTimeline.Cursor()
+        t.setOrigin(1.4)
+        for i in 0..<50 { _ = t.place(1.4 + Double(i) * 0.04, duration: 0.04, cursor: &video) }  // to 3.4 s
+        for i in 0..<94 { _ = t.place(1.39 + Double(i) * 0.02133, duration: 0.02133, cursor: &audio) }
+        // Both go back to 1.4 s (video) and 1.39 s (audio): the second segment follows the first.
+        let v = t.place(1.4, duration: 0.04, cursor: &video)
+        let a = t.place(1.39, duration: 0.02133, cursor: &audio)
+        #expect(abs(v - 2.0) < 1e-9, "\(v)")
+        #expect(abs((v - a) - 0.01) < 1e-9, "audio keeps its 10 ms lead in the new segment: \(v - a)")
+    }
+
+    @Test func smallStepsAreNotJumps() {
+        let t = SourceTimeline()
+        var c = SourceTimeline.Cursor()
+        t.setOrigin(0)
+        _ = t.place(0, duration: 0.04, cursor: &c)
+        #expect(t.place(0.5, duration: 0.04, cursor: &c) == 0.5)   // a 0.46 s pause stays a pause
+        #expect(t.place(0.49, duration: 0.04, cursor: &c) == 0.49) // a small step back is no reset
+        let leap = t.place(7200, duration: 0.04, cursor: &c)
+        #expect(abs(leap - 0.54) < 1e-9, "\(leap)")
+    }
+}
+
+/// A small seeded generator, so the simulations are the same every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
