@@ -1,5 +1,10 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
+
+// Scripts/sanitizers.sh sets this: sanitizer builds leave out what their instrumentation
+// cannot compile (the compositor's prefetch intrinsic).
+let sanitized = ProcessInfo.processInfo.environment["DUALCAM_SANITIZED"] == "1"
 
 let package = Package(
     name: "DualCam",
@@ -33,6 +38,7 @@ let package = Package(
         .target(
             name: "Compositor",
             swiftSettings: [.unsafeFlags(["-O", "-Xcc", "-march=x86-64-v3"])]
+                + (sanitized ? [.define("DUALCAM_SANITIZED")] : [])
         ),
         .target(name: "MediaIO", dependencies: ["CFFmpeg", "CV4L2", "CALSA", "Compositor"]),
         .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor"]),

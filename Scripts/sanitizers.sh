@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The suites that do not need the VM, under ThreadSanitizer and then AddressSanitizer
+# (separate build folders). Every thread of record runs here: capture threads, the encoder
+# thread, failover swapping a running source's callback, live audio. A report fails the
+# run: the test process exits non-zero, and so does a dualcam a test starts (its stderr,
+# which the tests check, then holds the report).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DUALCAM_SANITIZED=1
+# Real-time tests run alone, as in test.sh; instrumented code is several times slower, so
+# only the record tests whose assertions do not depend on keeping up at 1080p run here.
+threaded='RecordTests/(durationIsKeptToTheFrame|sigusr1SwapsThePicturesMidRecording|oneSourceRecordsAloneAndSaysSo)|CrashSafetyTests/(sighupWithTheTerminalGoneFinishesTheFile|noPictureAtAllIsAnErrorAndNoFile)'
+for sanitizer in thread address; do
+  scratch=.build-$sanitizer
+  echo "sanitizers: building with --sanitize=$sanitizer"
+  swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
+  export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=0"
+  swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --skip 'RecordTests|VividTests|CrashSafetyTests'
+  swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter "$threaded"
+done
+echo "sanitizers: thread and address clean"
