@@ -140,4 +140,29 @@ import Testing
         }
         #expect(dir.contents.isEmpty)
     }
+
+    /// Values at the edges of what the types hold: each is refused in one line before any
+    /// work, never a trap on overflow or on converting NaN.
+    @Test func absurdValuesAreRefusedNotTrappedOn() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("out.mov")
+        let cases: [[String]] = [
+            ["compose", Self.good, Self.front, "-o", out, "--margin", "9223372036854775807"],
+            ["compose", Self.good, Self.front, "-o", out, "--inset", "9223372036854775807x9223372036854775807"],
+            ["compose", Self.good, Self.front, "-o", out, "--swap-at", "nan"],
+            ["compose", Self.good, Self.front, "-o", out, "--swap-at", "inf"],
+            ["record", "--back", Self.good, "-o", out, "--duration", "1e18"],
+            ["record", "--back", Self.good, "-o", out, "--duration", "nan"],
+            ["record", "--back", Self.good, "-o", out, "--fps", "1e300"],
+            ["record", "--back", Self.good, "-o", out, "--capture", "0x0"],
+            ["record", "--back", Self.good, "-o", out, "--margin", "-9223372036854775808"],
+        ]
+        for args in cases {
+            let r = try dualcam(args)
+            #expect(r.status != 0, "\(args.suffix(2)) accepted")
+            #expect(r.stderr.contains("Error") && !r.stderr.contains("Fatal error"), "\(args.suffix(2)): \(r.stderr)")
+        }
+        #expect(dir.contents.isEmpty)
+    }
 }

@@ -49,6 +49,20 @@ import Testing
         }
     }
 
+    /// Two marked 2 s MPEG-TS recordings joined byte for byte, as `cat` joins them (the
+    /// second's clock restarts, or starts at `secondStartsAt` seconds), composed as BACK.
+    static func composeJoined(in dir: TempDir, secondStartsAt offset: Int?) throws -> String {
+        let a = dir.path("a.ts"), b = dir.path("b.ts"), joined = dir.path("joined.ts"), out = dir.path("joined.mov")
+        try markedClip(a, seconds: 2, at: 1.2, extra: ["-f", "mpegts"])
+        try markedClip(b, seconds: 2, at: 0.8, extra: ["-f", "mpegts"] + (offset.map { ["-output_ts_offset", "\($0)"] } ?? []))
+        var data = try Data(contentsOf: URL(fileURLWithPath: a))
+        data.append(try Data(contentsOf: URL(fileURLWithPath: b)))
+        try data.write(to: URL(fileURLWithPath: joined))
+        let r = try dualcam(["compose", joined, Reference.front, "-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        return out
+    }
+
     /// Camcorder .MTS and broadcast .ts start at ~1.4 s, audio and video separately.
     @Test func mpegTSStartingAt1point4Seconds() throws {
         try Env.requireFFmpegTools()
@@ -66,14 +80,7 @@ import Testing
     @Test func concatenatedMPEGTSWithATimestampReset() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let a = dir.path("a.ts"), b = dir.path("b.ts"), joined = dir.path("joined.ts"), out = dir.path("joined.mov")
-        try Self.markedClip(a, seconds: 2, at: 1.2, extra: ["-f", "mpegts"])
-        try Self.markedClip(b, seconds: 2, at: 0.8, extra: ["-f", "mpegts"])
-        var data = try Data(contentsOf: URL(fileURLWithPath: a))
-        data.append(try Data(contentsOf: URL(fileURLWithPath: b)))
-        try data.write(to: URL(fileURLWithPath: joined))
-        let r = try dualcam(["compose", joined, Reference.front, "-o", out])
-        try #require(r.status == 0, "\(r.stderr)")
+        let out = try Self.composeJoined(in: dir, secondStartsAt: nil)
         let duration = try #require(Probe.number(try Probe(out).stream("video")?["duration"]))
         #expect(abs(duration - 4) < 0.2, "\(duration) s for two 2 s recordings")
         try Self.expectInSync(out, flashes: [1.2, 2.8])
@@ -84,14 +91,7 @@ import Testing
     @Test func aJumpOfAnHourIsClosedUp() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let a = dir.path("a.ts"), b = dir.path("b.ts"), joined = dir.path("leap.ts"), out = dir.path("leap.mov")
-        try Self.markedClip(a, seconds: 2, at: 1.2, extra: ["-f", "mpegts"])
-        try Self.markedClip(b, seconds: 2, at: 0.8, extra: ["-f", "mpegts", "-output_ts_offset", "3600"])
-        var data = try Data(contentsOf: URL(fileURLWithPath: a))
-        data.append(try Data(contentsOf: URL(fileURLWithPath: b)))
-        try data.write(to: URL(fileURLWithPath: joined))
-        let r = try dualcam(["compose", joined, Reference.front, "-o", out])
-        try #require(r.status == 0, "\(r.stderr)")
+        let out = try Self.composeJoined(in: dir, secondStartsAt: 3600)
         let duration = try #require(Probe.number(try Probe(out).stream("video")?["duration"]))
         #expect(duration < 4.5, "\(duration) s: the hour was not closed up")
         try Self.expectInSync(out, flashes: [1.2, 2.8])
