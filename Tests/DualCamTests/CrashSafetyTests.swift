@@ -32,6 +32,26 @@ import Testing
         return (frames, Double(try Decode.audio(path).count / 2) / 48000)
     }
 
+    /// Frames and seconds of sound GStreamer (qtdemux, libav decoders) gets out of `path`.
+    static func decodedByGStreamer(_ path: String, in dir: TempDir) throws -> (frames: Int, audioSeconds: Double) {
+        guard let gst = Env.tool("gst-launch-1.0") else {
+            Issue.record("gst-launch-1.0 not installed: run Scripts/setup.sh")
+            throw CancellationError()
+        }
+        let video = dir.path("gst.yuv"), audio = dir.path("gst.f32")
+        defer { try? FileManager.default.removeItem(atPath: video); try? FileManager.default.removeItem(atPath: audio) }
+        let r = try run(gst, ["-q", "filesrc", "location=\(path)", "!", "qtdemux", "name=d",
+                              "d.video_0", "!", "queue", "!", "h265parse", "!", "avdec_h265", "!", "video/x-raw,format=I420",
+                              "!", "filesink", "location=\(video)",
+                              "d.audio_0", "!", "queue", "!", "aacparse", "!", "avdec_aac", "!", "audioconvert", "!",
+                              "audio/x-raw,format=F32LE,channels=2", "!", "filesink", "location=\(audio)"])
+        let frameBytes = 1920 * 1080 * 3 / 2
+        let v = (try? FileManager.default.attributesOfItem(atPath: video)[.size] as? Int) ?? nil
+        let a = (try? FileManager.default.attributesOfItem(atPath: audio)[.size] as? Int) ?? nil
+        guard r.status == 0, let v, let a else { throw ProbeError(message: "GStreamer could not decode \(path): \(r.stderr)") }
+        return (v / frameBytes, Double(a) / 8 / 48000)
+    }
+
     @Test func sigkillLeavesAFileThatPlaysAndFinishMakesItRegular() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
@@ -49,6 +69,10 @@ import Testing
         print("killed at 4.2 s: \(killed.frames) frames, \(killed.audioSeconds) s of audio decode")
         #expect(killed.frames >= 90, "only \(killed.frames) frames survived the kill")
         #expect(killed.audioSeconds >= 2.9, "audio \(killed.audioSeconds) s")
+        // A second, independent demuxer: GStreamer's qtdemux decodes the same.
+        let gst = try Self.decodedByGStreamer(out, in: dir)
+        #expect(gst.frames == killed.frames && abs(gst.audioSeconds - killed.audioSeconds) < 0.05,
+                "GStreamer: \(gst), FFmpeg: \(killed)")
 
         let f = try dualcam(["finish", out])
         try #require(f.status == 0, "\(f.stderr)")
