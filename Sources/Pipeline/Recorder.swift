@@ -53,7 +53,7 @@ public enum RecordError: Error, CustomStringConvertible {
     /// The recording stopped before its first frame: there is no file.
     case nothingRecorded(String)
     /// The recording was cut short by a failure; what was recorded is kept at `path`.
-    case cutShort(path: String, seconds: Double, reason: String, finalized: Bool)
+    case cutShort(path: String, seconds: Double, reason: String)
     /// Recorded in full, but the regular file could not be written: the fragmented one is kept.
     case notFinalized(path: String, seconds: Double, reason: String)
 
@@ -62,9 +62,8 @@ public enum RecordError: Error, CustomStringConvertible {
         case let .noCamera(why): return why
         case let .media(e): return e.description
         case let .nothingRecorded(why): return "\(why): nothing recorded, no file written"
-        case let .cutShort(path, seconds, reason, finalized):
-            return String(format: "%@; recording stopped at %.1f s, ", reason, seconds)
-                + (finalized ? "what was recorded is saved at \(path)" : Self.keptFragmented(path))
+        case let .cutShort(path, seconds, reason):
+            return String(format: "%@; recording stopped at %.1f s, ", reason, seconds) + Self.keptFragmented(path)
         case let .notFinalized(path, seconds, reason):
             return String(format: "recorded %.1f s but could not finish the file (%@); ", seconds, reason)
                 + Self.keptFragmented(path)
@@ -274,7 +273,7 @@ public final class Recorder {
         }
         if let failure {
             file.keepAsItIs()
-            throw .cutShort(path: file.path, seconds: seconds, reason: failure.description, finalized: false)
+            throw .cutShort(path: file.path, seconds: seconds, reason: failure.description)
         }
         do {
             _ = try file.finalize()

@@ -17,11 +17,13 @@ final class RecordingFile {
 
     init(options o: RecordOptions) throws(MediaError) {
         path = o.output
+        var settings = o.video
+        settings.inOrder = true
+        // The encoders before the file: one that cannot open must not cost an --overwrite'd OUT.
+        let video = try VideoEncoder(settings: settings), audio = try AudioEncoder()
         try Self.create(o.output, overwrite: o.overwrite)
         do {
-            var video = o.video
-            video.inOrder = true
-            writer = try MovWriter(path: o.output, video: try VideoEncoder(settings: video), audio: try AudioEncoder(),
+            writer = try MovWriter(path: o.output, video: video, audio: audio,
                                    metadata: o.metadata, layout: .fragmented(seconds: Self.fragmentSeconds))
         } catch {
             unlink(o.output)
