@@ -176,9 +176,12 @@ final class FileSource: LiveSource, @unchecked Sendable {
                     usleep(UInt32(min(wait, 0.05) * 1e6))
                 }
                 if stopping { break }
-                // Stamped when the picture is due, as a camera stamps its buffer at capture;
-                // the copy below stands for the camera's DMA and counts as latency.
-                let captured = monotonicNow()
+                // Stamped with the time the picture is due, as a camera stamps its buffer at
+                // capture, not with when this thread woke up: a wake-up 17 ms late (the
+                // encoder busy on every core) would otherwise move the picture into the
+                // next slot, once in ~6000 frames. The wait and the copy below stand for
+                // the camera's DMA and count as latency.
+                let captured = due
                 let frame = exchange.frameToFill(size: picture.picture.image.size)
                 frame.buffer.view.copy(from: picture.picture.image)
                 published(frame, timestamp: captured, matrix: picture.picture.matrix)
