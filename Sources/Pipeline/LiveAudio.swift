@@ -69,8 +69,9 @@ final class LiveAudio: @unchecked Sendable {
         let raw = UnsafeMutablePointer<Int16>.allocate(capacity: period * 2)
         defer { raw.deallocate() }
         var left = [Float](repeating: 0, count: period), right = [Float](repeating: 0, count: period)
-        var stretchedLeft = [Float](repeating: 0, count: period + 1)
-        var stretchedRight = [Float](repeating: 0, count: period + 1)
+        // A corrected period is up to maxStep samples longer than a captured one.
+        var stretchedLeft = [Float](repeating: 0, count: period + DriftCorrector.maxStep)
+        var stretchedRight = [Float](repeating: 0, count: period + DriftCorrector.maxStep)
         let began = monotonicNow()
         var lastSound: Double?
         while true {
@@ -103,6 +104,7 @@ final class LiveAudio: @unchecked Sendable {
             if length == n {
                 captured.append(left: left, right: right, count: n)
             } else {
+                precondition(length <= stretchedLeft.count, "a corrected period outgrew its buffer")
                 DriftCorrector.stretch(left, count: n, into: &stretchedLeft, length: length)
                 DriftCorrector.stretch(right, count: n, into: &stretchedRight, length: length)
                 captured.append(left: stretchedLeft, right: stretchedRight, count: length)
