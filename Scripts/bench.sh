@@ -8,15 +8,18 @@ swift build -c release
 .build/release/dualcam bench --frames 600 --sources cold
 .build/release/dualcam bench --frames 600 --sources warm
 # Guards against the kernels' code generation regressing (it did once, silently: a shuffle
-# stopped being inlined and insets got 2.5x slower). Warm p50s are steady enough to check:
-# every case must beat libswscale+copy, and the 720p inset stays under 0.1 ms (0.062 measured).
+# stopped being inlined and insets got 2.5x slower). Warm p50s are steady enough to check,
+# against libswscale+copy timed in the same run (an absolute limit does not travel: one
+# machine measured pip-720p at 0.062 ms, a slower one at 0.16 ms, the code unchanged):
+# every case must beat it, and the 720p inset by 1.8x (2.1x and 3.5x measured there).
 .build/release/dualcam bench --frames 600 --sources warm --json | python3 -c '
 import json, sys
 cases = json.load(sys.stdin)["cases"]
 bad = [c["name"] for c in cases if c["p50_ms"] >= c["swscale_p50_ms"]]
-bad += [c["name"] + " p50 %.3f ms" % c["p50_ms"] for c in cases if c["name"] == "pip-720p" and c["p50_ms"] > 0.1]
+bad += [c["name"] + " only %.2fx libswscale+copy" % (c["swscale_p50_ms"] / c["p50_ms"])
+        for c in cases if c["name"] == "pip-720p" and c["swscale_p50_ms"] < 1.8 * c["p50_ms"]]
 if bad: sys.exit("bench: slower than expected: " + ", ".join(bad))
-print("bench: warm p50 faster than libswscale+copy in every case")'
+print("bench: warm p50 faster than libswscale+copy in every case, pip-720p by 1.8x or more")'
 
 # The live pipeline end to end: two 1080p30 files as cameras for 30 s, p99 within budget.
 bash Benchmarks/record-latency.sh 30
