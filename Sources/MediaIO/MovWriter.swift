@@ -115,7 +115,12 @@ public final class MovWriter {
         try check(av_interleaved_write_frame(context, packet)) { .cannotWrite(path: path, reason: $0) }
         // A fragmented file grows only when the muxer completes a fragment: that is the
         // moment to put it on disk, rather than leave it in the I/O buffer for a kill to lose.
-        if durable != nil, let pb = context.pointee.pb, avio_tell(pb) != syncedPosition { try syncToDisk() }
+        if let durable, let pb = context.pointee.pb, avio_tell(pb) != syncedPosition {
+            avio_flush(pb)
+            if pb.pointee.error < 0 { try check(pb.pointee.error) { .cannotWrite(path: path, reason: $0) } }
+            try durable.syncSoon()
+            syncedPosition = avio_tell(pb)
+        }
     }
 
     /// Encodes the picture last composed into `video.canvas()` as frame `index`.
