@@ -116,10 +116,8 @@ public final class MovWriter {
         // A fragmented file grows only when the muxer completes a fragment: that is the
         // moment to put it on disk, rather than leave it in the I/O buffer for a kill to lose.
         if let durable, let pb = context.pointee.pb, avio_tell(pb) != syncedPosition {
-            avio_flush(pb)
-            if pb.pointee.error < 0 { try check(pb.pointee.error) { .cannotWrite(path: path, reason: $0) } }
+            try flush(pb)
             try durable.syncSoon()
-            syncedPosition = avio_tell(pb)
         }
     }
 
@@ -151,9 +149,14 @@ public final class MovWriter {
     /// the muxer's memory until it is complete; everything before it is then safe.
     public func syncToDisk() throws(MediaError) {
         guard opened, let pb = context.pointee.pb else { return }
+        try flush(pb)
+        try durable?.sync()
+    }
+
+    /// Hands the I/O buffer to the kernel; a write that failed there (disk full) is thrown.
+    private func flush(_ pb: UnsafeMutablePointer<AVIOContext>) throws(MediaError) {
         avio_flush(pb)
         if pb.pointee.error < 0 { try check(pb.pointee.error) { .cannotWrite(path: path, reason: $0) } }
-        try durable?.sync()
         syncedPosition = avio_tell(pb)
     }
 
