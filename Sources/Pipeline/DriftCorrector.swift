@@ -7,7 +7,11 @@
 /// clock, simulated from 0 to 6000 ppm). Fractions of a sample are carried over; each period
 /// is stretched or shrunk by up to three samples (linear interpolation: inaudible on speech),
 /// which follows a clock up to ~6000 ppm off, sixty times a poor USB microphone's error. A
-/// sudden shortfall beyond the trend (an overrun) is filled with silence.
+/// shortfall beyond the trend is filled with silence once it is known to be samples lost:
+/// at once after an overrun, otherwise when it has lasted `gapConfirmPeriods` periods. A
+/// single stamp far off the trend is a late stamp, not lost sound (seen in the emulated VM:
+/// one stamp 17 ms late became 793 samples of silence, then took the loop seconds to undo),
+/// and moves the smoothed error by at most `gapSamples` times the smoothing.
 struct DriftCorrector {
     static let sampleRate = 48_000.0
     /// Samples of correction per period for each sample of smoothed error, and the integral's
@@ -20,6 +24,8 @@ struct DriftCorrector {
     static let smoothing = 0.01
     /// A shortfall beyond this (10 ms) is a gap in the capture, filled with silence at once.
     static let gapSamples = 480
+    /// Periods in a row that must fall short before silence fills the shortfall.
+    static let gapConfirmPeriods = 3
     /// A gap longer than this (the machine slept, the clock stepped) is not filled: the
     /// placement starts afresh after it.
     static let longestGap = 60.0
@@ -34,28 +40,30 @@ struct DriftCorrector {
     private var fractional = 0.0
     /// Samples added (positive) or removed (negative) by corrections, in all.
     private(set) var corrected = 0
+    /// Samples of silence put in for sound lost, in all.
+    private(set) var silenced = 0
+    /// Periods in a row found short, and the least shortfall beyond the trend among them.
+    private var shortPeriods = 0
+    private var leastShortfall = Double.infinity
 
     /// What to do with a period of `count` samples whose first was captured at `t`:
     /// `silence` samples of silence go first (a gap), then the period resampled to `length`.
-    mutating func place(count: Int, capturedAt t: Double) -> (silence: Int, length: Int) {
+    /// `afterLoss`: the device has just reported lost samples (an overrun).
+    mutating func place(count: Int, capturedAt t: Double, afterLoss: Bool = false) -> (silence: Int, length: Int) {
         var start = self.start ?? t
         if (t - start) * Self.sampleRate - Double(placed) > Self.longestGap * Self.sampleRate {
             start = t - Double(placed) / Self.sampleRate
             smoothedError = nil
             fractional = 0
+            shortPeriods = 0
         }
         self.start = start
         let expected = (t - start) * Self.sampleRate
-        var silence = 0
-        // Behind by more than a period beyond what the slow drift accounts for: samples
-        // were lost (an overrun, a stalled device), and silence keeps later ones in place.
-        let trend = min(smoothedError ?? 0, 0)
-        if expected - Double(placed) > Double(Self.gapSamples) - trend {
-            silence = clampedInt((expected - Double(placed) + trend).rounded())
-            placed += silence
-        }
+        let silence = gapToFill(shortfall: expected - Double(placed), afterLoss: afterLoss)
+        placed += silence
+        silenced += silence
         let error = Double(placed) - expected
-        let smoothed = smoothedError.map { $0 + Self.smoothing * (error - $0) } ?? error
+        let smoothed = smoothedError.map { $0 + Self.smoothing * max(-Double(Self.gapSamples), min(Double(Self.gapSamples), error - $0)) } ?? error
         smoothedError = smoothed
         var length = count
         if count > Self.maxStep {
@@ -70,6 +78,25 @@ struct DriftCorrector {
         corrected += length - count
         placed += length
         return (silence, length)
+    }
+
+    /// Silence owed for a shortfall of `shortfall` samples behind the clock: the part beyond
+    /// what the slow drift accounts for, once it is known to be sound lost.
+    private mutating func gapToFill(shortfall: Double, afterLoss: Bool) -> Int {
+        let trend = min(smoothedError ?? 0, 0)
+        guard shortfall + trend > Double(Self.gapSamples) else {
+            shortPeriods = 0
+            leastShortfall = .infinity
+            return 0
+        }
+        shortPeriods += 1
+        leastShortfall = min(leastShortfall, shortfall + trend)
+        guard afterLoss || shortPeriods >= Self.gapConfirmPeriods else { return 0 }
+        // The least of the periods seen: a late stamp among them cannot inflate the gap.
+        let fill = afterLoss ? shortfall + trend : leastShortfall
+        shortPeriods = 0
+        leastShortfall = .infinity
+        return clampedInt(fill.rounded())
     }
 
     /// `source[0..<count]` resampled by linear interpolation into `destination[0..<length]`,

@@ -53,6 +53,12 @@ final class LiveAudio: @unchecked Sendable {
         return corrector.corrected
     }
 
+    /// Samples of silence put in for sound the device lost (overruns, stalls).
+    var silenceInserted: Int {
+        lock.lock(); defer { lock.unlock() }
+        return corrector.silenced
+    }
+
     /// Monotonic time up to which audio has been captured.
     var capturedUntil: Double {
         lock.lock(); defer { lock.unlock() }
@@ -74,6 +80,7 @@ final class LiveAudio: @unchecked Sendable {
         var stretchedRight = [Float](repeating: 0, count: period + DriftCorrector.maxStep)
         let began = monotonicNow()
         var lastSound: Double?
+        var overran = false
         while true {
             lock.lock(); let stop = stopping; lock.unlock()
             if stop { return }
@@ -84,7 +91,10 @@ final class LiveAudio: @unchecked Sendable {
             }
             let now = monotonicNow()
             guard case let .samples(n, time) = result else {
-                if case .overrun = result { lock.lock(); overruns += 1; lock.unlock() }
+                if case .overrun = result {
+                    overran = true
+                    lock.lock(); overruns += 1; lock.unlock()
+                }
                 let quietFor = now - (lastSound ?? began)
                 if quietFor > (lastSound == nil ? Self.startSeconds : Self.stallSeconds) {
                     lose(String(format: "no sound for %.0f s", quietFor))
@@ -99,7 +109,8 @@ final class LiveAudio: @unchecked Sendable {
                 right[i] = Float(raw[stereo ? 2 * i + 1 : i]) / 32768
             }
             lock.lock()
-            let (silence, length) = corrector.place(count: n, capturedAt: time)
+            let (silence, length) = corrector.place(count: n, capturedAt: time, afterLoss: overran)
+            overran = false
             captured.appendSilence(silence)
             if length == n {
                 captured.append(left: left, right: right, count: n)

@@ -44,6 +44,8 @@ public struct RecordSummary: Sendable, Codable {
     /// Samples the live audio gained (positive) or lost (negative) to follow the cameras'
     /// clock: a microphone whose clock runs 0.1 % fast loses 48 per second.
     public var audioDriftCorrection: Int
+    /// Samples of silence put in where the microphone lost sound (overruns, stalls).
+    public var audioSilenceInserted: Int
     public var events: [String]
 }
 
@@ -136,7 +138,7 @@ public final class Recorder {
         sources.stopAll()
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
         try close(file, queue: queue, clock: clock)
-        return summary(clock: clock, counts: counts, sources: sources.all, drift: liveAudio?.driftCorrection ?? 0)
+        return summary(clock: clock, counts: counts, sources: sources.all, audio: liveAudio)
     }
 
     private func openAudio() throws(RecordError) -> LiveAudio? {
@@ -283,7 +285,7 @@ public final class Recorder {
         }
     }
 
-    private func summary(clock: SlotClock, counts: Counts, sources: [LiveSource], drift: Int) -> RecordSummary {
+    private func summary(clock: SlotClock, counts: Counts, sources: [LiveSource], audio: LiveAudio?) -> RecordSummary {
         let sorted = counts.latencies.sorted()
         func pct(_ q: Double) -> Double {
             sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((q * Double(sorted.count)).rounded(.up)) - 1)] * 1000
@@ -294,6 +296,7 @@ public final class Recorder {
                              latencyP50Ms: pct(0.5), latencyP99Ms: pct(0.99), latencyMaxMs: sorted.last.map { $0 * 1000 } ?? 0,
                              repeatedFrames: counts.repeated, droppedBackFrames: counts.droppedBack,
                              cameraDroppedFrames: cameraDrops, encoderBehindFrames: counts.encoderBehind,
-                             audioDriftCorrection: drift, events: events)
+                             audioDriftCorrection: audio?.driftCorrection ?? 0,
+                             audioSilenceInserted: audio?.silenceInserted ?? 0, events: events)
     }
 }

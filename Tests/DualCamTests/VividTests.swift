@@ -239,7 +239,12 @@ import Testing
         #expect(abs(video - 6) <= 1.0 / 30 && abs(audioTrack - video) <= 0.05, "video \(video) s, audio \(audioTrack) s")
         let audio = try Decode.audio(path)
         // The tone before the plug was pulled, silence after.
-        #expect(rms(audio, channel: 0, from: 48_000, count: 24_000) > 0.05, "no tone at 1 s")
+        let loudness = stride(from: 0, to: audio.count / 2 - 24_000, by: 24_000).map {
+            String(format: "%.2f", rms(audio, channel: 0, from: $0, count: 24_000))
+        }
+        let player = (try? String(contentsOfFile: dir.path("tone-status.txt"), encoding: .utf8)) ?? "?"
+        #expect(rms(audio, channel: 0, from: 48_000, count: 24_000) > 0.05,
+                "no tone at 1 s; loudness each half second: \(loudness); tone player: \(player)")
         let tone = dominantFrequency(audio, channel: 0, from: 48_000, count: 24_000)
         #expect(abs(tone - 440) < 10, "\(tone) Hz")
         #expect(rms(audio, channel: 0, from: 5 * 48_000, count: 24_000) < 0.001, "sound after the unplug")

@@ -76,6 +76,10 @@ w = wave.open("'"$out"'/tone.wav", "wb"); w.setnchannels(2); w.setsampwidth(2); 
 w.writeframes(b"".join(struct.pack("<hh", v, v) for v in (int(12000 * math.sin(2 * math.pi * 440 * i / 48000)) for i in range(48000 * 12))))'
     aplay -q -D hw:Loopback,0,0 "$out/tone.wav" > /dev/null 2>&1 &
     tone=$!
+    # The recording starts once the tone plays (aplay can take a second to start in the
+    # emulated VM, and the test listens for the tone 1 s into the file).
+    for _ in $(seq 100); do grep -q RUNNING /proc/asound/Loopback/pcm0p/sub0/status 2>/dev/null && break; sleep 0.1; done
+    cat /proc/asound/Loopback/pcm0p/sub0/status > "$out/tone-status.txt" 2>&1
     "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 \
       --audio hw:Loopback,1,0 --duration 6 --json -o "$out/out.mov" > "$out/summary.json" 2> "$out/stderr.txt" &
     pid=$!
