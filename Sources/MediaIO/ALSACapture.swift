@@ -39,7 +39,9 @@ public final class ALSACapture {
         var period = snd_pcm_uframes_t(periodFrames)
         var dir: Int32 = 0
         if rc >= 0 { rc = snd_pcm_hw_params_set_period_size_near(handle, hw, &period, &dir) }
-        var buffer = snd_pcm_uframes_t(periodFrames * 20)
+        // A second of buffer: a stalled machine (or a reader that starts late) loses nothing
+        // before it is a second behind. Latency is not at stake: periods are timestamped.
+        var buffer = snd_pcm_uframes_t(sampleRate)
         if rc >= 0 { rc = snd_pcm_hw_params_set_buffer_size_near(handle, hw, &buffer) }
         if rc >= 0 { rc = snd_pcm_hw_params(handle, hw) }
         guard rc >= 0 else {
@@ -68,6 +70,15 @@ public final class ALSACapture {
             && snd_pcm_sw_params(pcm, sw) >= 0
     }
 
+    /// Starts capturing now (if not already running): sound from this instant on is kept
+    /// in the device's buffer until read.
+    public func start() throws(MediaError) {
+        guard let pcm else { throw .cannotOpen(path: device, reason: "closed") }
+        guard snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED else { return }
+        let rc = snd_pcm_start(pcm)
+        if rc < 0 { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(rc))) }
+    }
+
     public enum ReadResult {
         /// `frames` frames, the first captured at monotonic time `time`.
         case samples(frames: Int, time: Double)
@@ -84,10 +95,7 @@ public final class ALSACapture {
         guard let pcm else { throw .cannotOpen(path: device, reason: "closed") }
         // Waiting on a capture stream that is prepared but not started waits forever (only
         // a blocking read starts it by itself): start it first, and again after an overrun.
-        if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED {
-            let rc = snd_pcm_start(pcm)
-            if rc < 0 { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(rc))) }
-        }
+        try start()
         let ready = snd_pcm_wait(pcm, Int32(timeout * 1000))
         if ready == 0 || ready == -EINTR { return .nothing }
         if ready == -EPIPE || ready == -ESTRPIPE {

@@ -68,9 +68,20 @@ final class CameraSource: LiveSource, @unchecked Sendable {
         setFormat(f.description)
     }
 
+    /// The camera has streamed since it was opened (formats are checked by streaming): the
+    /// buffers it filled meanwhile are old, and the frames it skipped while they waited are
+    /// no drop. They go back to the driver unseen.
+    private func discardQueued(_ device: V4L2Device) {
+        for _ in 0..<64 {
+            guard let old = try? device.dequeue(timeout: 0) else { return }
+            do { try device.requeue(old) } catch { return }
+        }
+    }
+
     override func captureLoop() {
         guard let device, let stream else { return }
         var lastSequence: UInt32?
+        discardQueued(device)
         while !stopping {
             let buffer: CapturedBuffer?
             do {

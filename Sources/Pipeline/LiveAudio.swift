@@ -26,7 +26,13 @@ final class LiveAudio: @unchecked Sendable {
 
     init(device: String) throws(MediaError) { capture = try ALSACapture(device: device) }
 
+    /// Starts the device at once (so its sound covers everything recorded after this
+    /// returns), and the thread that reads it.
     func start() {
+        do { try capture.start() } catch {
+            lose(error.description)
+            return
+        }
         started = true
         let t = Thread { [self] in
             captureLoop()

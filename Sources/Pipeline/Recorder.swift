@@ -132,9 +132,12 @@ public final class Recorder {
         var clock = SlotClock(fps: fps, duration: options.duration)
         var counts = Counts()
         counts.latencies.reserveCapacity(clock.limit.map { min($0, 1 << 20) } ?? 18000)
-        sources.startAll()
+        // The microphone runs from here: the file starts with the first picture taken after
+        // this instant, so sound covers it from its first frame.
         liveAudio?.start()
-        fillSlots(&clock, &counts, sources: sources, queue: queue, compositor: compositor)
+        let startedAt = monotonicNow()
+        sources.startAll()
+        fillSlots(&clock, &counts, sources: sources, queue: queue, compositor: compositor, startedAt: startedAt)
         sources.stopAll()
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
         try close(file, queue: queue, clock: clock)
@@ -175,6 +178,14 @@ public final class Recorder {
         return sources
     }
 
+    /// A picture taken before the recording started: cameras stream from the moment they
+    /// are opened (formats are checked by streaming), and their first buffers can be a
+    /// second old (seen with vivid in a loaded VM). Only the last few seconds count as
+    /// stale, so a camera whose stamps come from another clock is never shut out.
+    static func isStale(_ timestamp: Double, startedAt: Double) -> Bool {
+        timestamp < startedAt && timestamp > startedAt - 5
+    }
+
     private func warnIfShortOfSpace() {
         let bytesPerSecond = Self.expectedBytesPerSecond(options.video)
         guard let free = RecordingFile.freeBytes(near: options.output),
@@ -193,12 +204,17 @@ public final class Recorder {
     /// The recording itself: each new back picture fills the slots due by then, until the
     /// duration is reached, a stop is asked for, the encoder fails or no source is left.
     private func fillSlots(_ clock: inout SlotClock, _ counts: inout Counts, sources: SourceSet,
-                           queue: EncodeQueue, compositor: PiPCompositor) {
+                           queue: EncodeQueue, compositor: PiPCompositor, startedAt: Double) {
         while !shouldStop() && !clock.isComplete {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
             if queue.error != nil || !sources.dropLost(event: event) { return }
             guard let (frame, isNew) = sources.driver.exchange.take(), isNew else { continue }
-            if clock.origin == nil { queue.setOrigin(frame.timestamp) }
+            if clock.origin == nil && Self.isStale(frame.timestamp, startedAt: startedAt) { continue }
+            if clock.origin == nil {
+                queue.setOrigin(frame.timestamp)
+                // Cameras can take a second or more to deliver: this is when the file starts.
+                log("recording to \(options.output)")
+            }
             let first = clock.next
             let (repeats, shows) = clock.due(pictureAt: frame.timestamp)
             for slot in first..<(first + repeats) { queue.submitRepeat(index: slot) }

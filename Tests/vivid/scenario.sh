@@ -9,7 +9,14 @@ mkdir -p "$out"
 colour() { v4l2-ctl -d "$1" --set-ctrl=test_pattern="$2" --set-ctrl=osd_text_mode=2 >/dev/null 2>&1; }
 [ -e /dev/video0 ] && colour /dev/video0 9
 [ -e /dev/video1 ] && colour /dev/video1 7
-record() { "$DUALCAM" record --capture 640x360 --json "$@" > "$out/summary.json" 2> "$out/stderr.txt"; echo $? > "$out/status"; }
+# dualcam's stderr stays in the VM's own tmpfs while it runs (polled below; the shared 9p
+# mount caches), and is copied to OUT when it exits.
+log=/run/dualcam-stderr.txt
+keep_log() { cp "$log" "$out/stderr.txt"; }
+# Returns once dualcam has its first picture: the file starts there, and cameras can take a
+# second or more to deliver in the emulated VM.
+recording_started() { for _ in $(seq 300); do grep -q "recording to" "$log" 2>/dev/null && return; sleep 0.1; done; }
+record() { "$DUALCAM" record --capture 640x360 --json "$@" > "$out/summary.json" 2> "$log"; echo $? > "$out/status"; keep_log; }
 case $name in
   devices)
     "$DUALCAM" devices > "$out/devices.txt" 2>&1
@@ -29,8 +36,8 @@ case $name in
     # as the emulated VM cannot encode 1080p HEVC at more than 1.6 fps.
     record --duration 4 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" &
     pid=$!
-    # Once recording has begun (the file exists), pull the plug.
-    for _ in $(seq 100); do [ -e "$out/out.mov" ] && break; sleep 0.1; done
+    # 2 s into the recording, pull the plug.
+    recording_started
     sleep 2
     v4l2-ctl -d "$dev" --set-ctrl="$ctl"=1
     wait "$pid" ;;
@@ -45,10 +52,10 @@ case $name in
     # fill time). "Start of Exposure" stamps the nominal start: the moment the picture is made.
     v4l2-ctl -d /dev/video0 --set-ctrl=timestamp_source=1
     if [ "$name" = av-sync ]; then
-      # 8 markers from 2.5 s on (the emulated VM stalls while dualcam starts), 0.50417 s
-      # apart: 4.17 ms of phase against the camera's 30 fps frames each time, so together
-      # they sample the whole frame interval.
-      seconds=7 first=2.5 spacing=0.50417
+      # 8 markers from 1.5 s after the first picture on, 0.50417 s apart: 4.17 ms of phase
+      # against the camera's 30 fps frames each time, so together they sample the whole
+      # frame interval.
+      seconds=7 first=1.5 spacing=0.50417
     else
       # The loopback's clock runs 0.3 % slow (both ends of the cable, as one sound card's
       # crystal would; under emulation it also wanders by ~0.07 % by itself): uncorrected,
@@ -59,35 +66,40 @@ case $name in
       seconds=70 first=45 spacing=0.50417
     fi
     "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 \
-      --audio hw:Loopback,1 --duration "$seconds" --json -o "$out/out.mov" > "$out/summary.json" 2> "$out/stderr.txt" &
+      --audio hw:Loopback,1 --duration "$seconds" --json -o "$out/out.mov" > "$out/summary.json" 2> "$log" &
     pid=$!
-    for _ in $(seq 100); do [ -e "$out/out.mov" ] && break; sleep 0.1; done
+    recording_started
     "$MARKER" hw:Loopback,0 /dev/video0 "$control" 7 9 8 "$first" "$spacing" > "$out/markers.txt" 2> "$out/marker-stderr.txt"
     echo $? > "$out/marker-status"
     wait "$pid"
-    echo $? > "$out/status" ;;
+    echo $? > "$out/status"
+    keep_log ;;
   mic-unplugged)
     # A tone into the loopback; 2.5 s into the recording the sound card goes away (its
     # driver unbound: every call on the open device then fails with ENODEV, as on a USB
     # microphone pulled out). The recording must go on, with silence.
     modprobe -d "$VIVID_VM_MODDIR" snd-aloop
+    # One second of 440 Hz (a whole number of cycles) repeated for a minute: longer than the
+    # slowest start the emulated VM has shown, and quick to make.
     python3 -c 'import math, struct, wave
-w = wave.open("'"$out"'/tone.wav", "wb"); w.setnchannels(2); w.setsampwidth(2); w.setframerate(48000)
-w.writeframes(b"".join(struct.pack("<hh", v, v) for v in (int(12000 * math.sin(2 * math.pi * 440 * i / 48000)) for i in range(48000 * 12))))'
-    aplay -q -D hw:Loopback,0,0 "$out/tone.wav" > /dev/null 2>&1 &
+w = wave.open("/run/tone.wav", "wb"); w.setnchannels(2); w.setsampwidth(2); w.setframerate(48000)
+second = b"".join(struct.pack("<hh", v, v) for v in (int(12000 * math.sin(2 * math.pi * 440 * i / 48000)) for i in range(48000)))
+w.writeframes(second * 60)'
+    aplay -q -D hw:Loopback,0,0 /run/tone.wav > /dev/null 2>&1 &
     tone=$!
     # The recording starts once the tone plays (aplay can take a second to start in the
     # emulated VM, and the test listens for the tone 1 s into the file).
     for _ in $(seq 100); do grep -q RUNNING /proc/asound/Loopback/pcm0p/sub0/status 2>/dev/null && break; sleep 0.1; done
     cat /proc/asound/Loopback/pcm0p/sub0/status > "$out/tone-status.txt" 2>&1
     "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 \
-      --audio hw:Loopback,1,0 --duration 6 --json -o "$out/out.mov" > "$out/summary.json" 2> "$out/stderr.txt" &
+      --audio hw:Loopback,1,0 --duration 6 --json -o "$out/out.mov" > "$out/summary.json" 2> "$log" &
     pid=$!
-    for _ in $(seq 100); do [ -e "$out/out.mov" ] && break; sleep 0.1; done
+    recording_started
     sleep 2.5
     echo snd_aloop.0 > /sys/bus/platform/drivers/snd_aloop/unbind
     wait "$pid"
     echo $? > "$out/status"
+    keep_log
     kill "$tone" 2>/dev/null || true ;;
   *) echo "unknown scenario $name" >&2; exit 2 ;;
 esac
