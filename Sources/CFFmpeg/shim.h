@@ -38,13 +38,53 @@ static inline int dc_fmt_globalheader(void) { return AVFMT_GLOBALHEADER; }
 static inline int dc_fmt_nofile(void) { return AVFMT_NOFILE; }
 static inline int dc_avio_flag_write(void) { return AVIO_FLAG_WRITE; }
 
+/* FFmpeg 5.1 to 7.1 (Debian 12 to 13) differ in a few names; each difference is one
+ * helper here, so Swift code never branches on a version.  FFmpeg 8 removes the
+ * FF_PROFILE_* names and AVFrame.pkt_duration for good. */
+
+/* How long a decoded frame lasts, in its stream's time base (0 when unknown).
+ * AVFrame.duration arrived in libavutil 57.30 (FFmpeg 6.0); pkt_duration is gone in 7. */
+static inline int64_t dc_frame_duration(const AVFrame *f) {
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 30, 100)
+    return f->duration;
+#else
+    return f->pkt_duration;
+#endif
+}
+
+/* The AAC-LC profile id: AV_PROFILE_* replaced FF_PROFILE_* in libavcodec 60.26 (6.1). */
+static inline int dc_profile_aac_low(void) {
+#ifdef AV_PROFILE_AAC_LOW
+    return AV_PROFILE_AAC_LOW;
+#else
+    return FF_PROFILE_AAC_LOW;
+#endif
+}
+
+/* A stream's display matrix (nine int32), or NULL. Stream side data moved to
+ * AVCodecParameters.coded_side_data in libavcodec 60.29 (6.1); av_stream_get_side_data
+ * is gone in 7. */
+static inline const int32_t *dc_stream_display_matrix(const AVStream *st) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
+    const AVPacketSideData *sd = av_packet_side_data_get(st->codecpar->coded_side_data,
+                                                         st->codecpar->nb_coded_side_data,
+                                                         AV_PKT_DATA_DISPLAYMATRIX);
+    if (!sd || sd->size < 9 * sizeof(int32_t)) return NULL;
+    return (const int32_t *)sd->data;
+#else
+    size_t size = 0;
+    const uint8_t *m = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    if (!m || size < 9 * sizeof(int32_t)) return NULL;
+    return (const int32_t *)m;
+#endif
+}
+
 /* Display-matrix rotation of a stream in degrees (counter-clockwise, as libavutil
  * reports it), or 0 when the stream carries none. */
 static inline double dc_stream_rotation(const AVStream *st) {
-    size_t size = 0;
-    const uint8_t *m = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size);
-    if (!m || size < 9 * sizeof(int32_t)) return 0.0;
-    double r = av_display_rotation_get((const int32_t *)m);
+    const int32_t *m = dc_stream_display_matrix(st);
+    if (!m) return 0.0;
+    double r = av_display_rotation_get(m);
     return r != r ? 0.0 : r; /* NaN for a degenerate matrix */
 }
 

@@ -117,7 +117,7 @@ public final class AudioEncoder: Encoder {
             av_channel_layout_default(&c.pointee.ch_layout, OutputAudio.channels)
             c.pointee.bit_rate = Int64(bitrate)
             c.pointee.time_base = AVRational(num: 1, den: OutputAudio.sampleRate)
-            c.pointee.profile = FF_PROFILE_AAC_LOW
+            c.pointee.profile = dc_profile_aac_low()
         }, options: [:])
         frameSize = Int(context.pointer.pointee.frame_size > 0 ? context.pointer.pointee.frame_size : 1024)
         let f = frame.pointer

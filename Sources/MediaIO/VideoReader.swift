@@ -95,7 +95,7 @@ public final class VideoReader {
         defer { endTime = max(endTime, lastTime + lastDuration) }
         var pts = f.pointee.best_effort_timestamp
         if pts == AVCode.noPTS { pts = f.pointee.pts }
-        let durationTicks = f.pointee.pkt_duration
+        let durationTicks = dc_frame_duration(f)
         var duration = durationTicks > 0 ? Double(durationTicks) * timeBase : nominalFrameDuration
         // A frame that claims to last longer than a gap may is a broken stamp, not a pause.
         if !(duration <= SourceTimeline.maxGap) { duration = nominalFrameDuration }
