@@ -3,7 +3,15 @@
 //   swift package --package-path Benchmarks benchmark
 // Kept out of the main package so that building and testing DualCam does not build the
 // benchmark framework.
+import Foundation
 import PackageDescription
+
+// The same instruction set as the compositor it measures (see ../Package.swift).
+#if arch(x86_64)
+let kernelISA = ["-Xcc", "-march=x86-64-" + (ProcessInfo.processInfo.environment["DUALCAM_X86_64_LEVEL"] ?? "v2")]
+#else
+let kernelISA: [String] = []
+#endif
 
 let package = Package(
     name: "DualCamBenchmarks",
@@ -20,7 +28,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "package-benchmark"),
             ],
             path: "Benchmarks/CompositorBenchmarks",
-            swiftSettings: [.unsafeFlags(["-Xcc", "-march=x86-64-v3"])],
+            swiftSettings: [.unsafeFlags(kernelISA)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
     ]

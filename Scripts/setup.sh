@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what DualCam needs on Debian 12 (as root): FFmpeg's development libraries for
 # building, libv4l2 and ALSA for cameras, and the ffmpeg/ffprobe tools and GStreamer
-# (qtdemux) the tests check our output with. Does nothing that is already there.
+# (qtdemux) the tests check our output with, and qemu-user (the benchmarks run the build as
+# a CPU without AVX2). Does nothing that is already there.
 set -euo pipefail
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
           libv4l-dev libasound2-dev ffmpeg alsa-utils
-          gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
+          gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
+          qemu-user)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -76,8 +76,9 @@ struct Bench: ParsableCommand {
         if withScalar { header += " | scalar p50" }
         print(header)
         for r in results {
-            var line = String(format: "%-14s %8.3f %8.3f %8.3f | %15.3f %7.3f | %6.1fx", (r.name as NSString).utf8String!,
-                              r.ours.p50, r.ours.p99, r.ours.max, r.swscale.p50, r.swscale.p99, r.swscale.p50 / r.ours.p50)
+            var line = r.name.padding(toLength: max(14, r.name.count), withPad: " ", startingAt: 0)
+                + String(format: " %8.3f %8.3f %8.3f | %15.3f %7.3f | %6.1fx",
+                         r.ours.p50, r.ours.p99, r.ours.max, r.swscale.p50, r.swscale.p99, r.swscale.p50 / r.ours.p50)
             if let s = r.scalar { line += String(format: " | %9.3f", s.p50) }
             print(line)
         }

@@ -4,11 +4,15 @@ import Foundation
 import MediaIO
 import Pipeline
 
+/// This release. Bumped by hand with each tagged version.
+let dualcamVersion = "0.9.0"
+
 @main
 struct DualCam: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dualcam",
         abstract: "Picture-in-picture video from two cameras or two files.",
+        version: "dualcam \(dualcamVersion) (\(LibraryVersions.ffmpeg))",
         subcommands: [Compose.self, Record.self, Finish.self, Devices.self, Bench.self])
 }
 
