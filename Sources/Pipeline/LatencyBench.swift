@@ -69,6 +69,53 @@ public struct LatencyBench {
         return Result(name: c.name, ours: ours, swscale: try measureSwscale(c, layout: layout), scalar: scalar)
     }
 
+    /// Composes one frame of case `c` with the SIMD kernels and with the scalar reference,
+    /// as `run` composes them (in place when it does), and counts the output bytes that
+    /// differ: they must agree to the bit on every build, whatever instruction set it uses.
+    public func mismatchedBytes(_ c: Case) throws -> Int {
+        let layout = PiPLayout()
+        let back = Self.noise(c.back, seed: 1), front = Self.noise(c.front, seed: 2)
+        let inPlace = !c.swapped && c.back == layout.canvas
+        let outputs = try withExtendedLifetime((back, front)) { try PiPCompositor.Kernels.allCases.map { kernels in
+            let compositor = try PiPCompositor(layout: layout, kernels: kernels, threads: threads)
+            let main = I420Buffer(size: c.back)
+            main.view.copy(from: back.view)
+            let output = inPlace ? main : I420Buffer(size: layout.canvas)
+            let backPicture = SourcePicture(image: main.view, matrix: .bt709)
+            let frontPicture = SourcePicture(image: front.view, matrix: c.frontMatrix)
+            compositor.compose(main: c.swapped ? frontPicture : backPicture,
+                               inset: c.swapped ? backPicture : frontPicture, into: output.view)
+            return output
+        } }
+        // The views are raw pointers: the buffers must outlive the comparison.
+        return withExtendedLifetime(outputs) {
+            var differing = 0
+            for (a, b) in zip(outputs[0].view.planes, outputs[1].view.planes) {
+                for y in 0..<a.height {
+                    let ra = a.row(y), rb = b.row(y)
+                    for x in 0..<a.width where ra[x] != rb[x] { differing += 1 }
+                }
+            }
+            return differing
+        }
+    }
+
+    /// A frame of pseudo-random bytes: every rounding path of the filters gets exercised.
+    private static func noise(_ size: Size, seed: UInt64) -> I420Buffer {
+        let b = I420Buffer(size: size)
+        var state = seed &* 0x9E37_79B9_7F4A_7C15
+        for p in b.view.planes {
+            for y in 0..<p.height {
+                let row = p.row(y)
+                for x in 0..<p.width {
+                    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    row[x] = UInt8(truncatingIfNeeded: state >> 56)
+                }
+            }
+        }
+        return b
+    }
+
     /// A ring of distinct frames of `size`, filled with a gradient (the kernels' speed does
     /// not depend on content).
     private func ring(_ size: Size) -> [I420Buffer] {

@@ -24,6 +24,8 @@ struct Bench: ParsableCommand {
     var sources: LatencyBench.Sources = .cold
     @Option(help: ArgumentHelp("Only these cases (comma-separated).", valueName: "NAMES"))
     var cases: String?
+    @Flag(help: "Instead of timing, check that the SIMD kernels give the scalar reference's output to the bit in each case (exit 1 if not).")
+    var verify = false
 
     func validate() throws {
         guard (1...2).contains(threads) else { throw ValidationError("--threads must be 1 or 2") }
@@ -44,6 +46,16 @@ struct Bench: ParsableCommand {
         bench.threads = threads
         bench.sources = sources
         let selected = cases.map { Set($0.split(separator: ",").map(String.init)) }
+        if verify {
+            var exact = true
+            for c in LatencyBench.cases where selected?.contains(c.name) ?? true {
+                let differing = try bench.mismatchedBytes(c)
+                print("\(c.name): \(differing == 0 ? "SIMD and scalar reference agree to the bit" : "\(differing) bytes differ")")
+                exact = exact && differing == 0
+            }
+            if !exact { throw ExitCode(1) }
+            return
+        }
         var results: [LatencyBench.Result] = []
         for c in LatencyBench.cases where selected?.contains(c.name) ?? true {
             results.append(try bench.run(c))
