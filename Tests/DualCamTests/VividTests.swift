@@ -162,7 +162,7 @@ import Testing
     /// error must be under one frame (the bar), the spread at most a frame plus
     /// 5 ms either way (snd-aloop's 4 ms jiffies) once the one marker furthest from the
     /// others is set aside (the emulated camera now and then delivers a frame 30-40 ms
-    /// late). The emulated VM itself biases the measure: runs of one build on these
+    /// late). The emulated VM itself biases the measure: twelve runs in one session on these
     /// machines gave anything from sound 7 ms late to 19 ms early; an
     /// uncorrected drift of 0.3 % would be 135 ms, a start off by a frame 33 ms. Returns
     /// the summary.
