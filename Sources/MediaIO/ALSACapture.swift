@@ -124,29 +124,23 @@ public final class ALSACapture {
     /// clock_gettime were now and then 10-35 ms late. A device without kernel stamps gets a
     /// clock read on each side of `snd_pcm_delay`, taken again if the two are far apart.
     private func position(_ pcm: OpaquePointer) -> (waiting: Int, time: Double) {
-        let clock = monotonicSeconds()
+        let clock = monotonicNow()
         if kernelStamps, let status, snd_pcm_status(pcm, status) >= 0 {
             var ts = snd_htimestamp_t()
             snd_pcm_status_get_htstamp(status, &ts)
-            let stamp = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+            let stamp = timespecSeconds(ts)
             // A stamp from another clock, or none, is not used.
             if abs(stamp - clock) < 0.5 { return (Int(snd_pcm_status_get_avail(status)), stamp) }
         }
         var best: (waiting: Int, time: Double, spread: Double) = (0, clock, .infinity)
         for _ in 0..<3 {
-            let before = monotonicSeconds()
+            let before = monotonicNow()
             var delay = snd_pcm_sframes_t(0)
             if snd_pcm_delay(pcm, &delay) < 0 { delay = 0 }
-            let after = monotonicSeconds()
+            let after = monotonicNow()
             if after - before < best.spread { best = (Int(delay), (before + after) / 2, after - before) }
             if best.spread < 0.001 { break }
         }
         return (best.waiting, best.time)
-    }
-
-    private func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }

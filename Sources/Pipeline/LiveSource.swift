@@ -6,13 +6,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// Seconds on CLOCK_MONOTONIC, the clock V4L2 stamps buffers with.
-public func monotonicNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
 /// A captured picture, owned by its source's pool.
 public final class LiveFrame: @unchecked Sendable {
     public let buffer: I420Buffer
