@@ -209,8 +209,8 @@ public final class Recorder {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
             if queue.error != nil || !sources.dropLost(event: event) { return }
             guard let (frame, isNew) = sources.driver.exchange.take(), isNew else { continue }
-            if clock.origin == nil && Self.isStale(frame.timestamp, startedAt: startedAt) { continue }
             if clock.origin == nil {
+                if Self.isStale(frame.timestamp, startedAt: startedAt) { continue }
                 queue.setOrigin(frame.timestamp)
                 // Cameras can take a second or more to deliver: this is when the file starts.
                 log("recording to \(options.output)")
