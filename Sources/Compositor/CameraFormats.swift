@@ -17,29 +17,55 @@ public enum CameraFormats {
         SIMD16(v[1], v[3], v[5], v[7], v[9], v[11], v[13], v[15], v[17], v[19], v[21], v[23], v[25], v[27], v[29], v[31])
     }
 
-    // MARK: YUYV (Y0 U0 Y1 V0, 4:2:2 packed)
+    // MARK: YUYV and UYVY (4:2:2 packed: Y0 U0 Y1 V0, or U0 Y0 V0 Y1)
+
+    /// Where the bytes of a packed 4:2:2 pixel pair sit: YUYV has luma in the even bytes,
+    /// UYVY in the odd ones; chroma fills the others, U before V in both.
+    public enum Packed422: Sendable {
+        case yuyv, uyvy
+        var lumaOffset: Int { self == .yuyv ? 0 : 1 }
+        var chromaOffset: Int { self == .yuyv ? 1 : 0 }
+    }
 
     public static func yuyvScalar(_ src: UnsafePointer<UInt8>, stride: Int, into out: I420View) {
+        packed422Scalar(src, stride: stride, order: .yuyv, into: out)
+    }
+    public static func yuyvSIMD(_ src: UnsafePointer<UInt8>, stride: Int, into out: I420View) {
+        packed422SIMD(src, stride: stride, order: .yuyv, into: out)
+    }
+    public static func uyvyScalar(_ src: UnsafePointer<UInt8>, stride: Int, into out: I420View) {
+        packed422Scalar(src, stride: stride, order: .uyvy, into: out)
+    }
+    public static func uyvySIMD(_ src: UnsafePointer<UInt8>, stride: Int, into out: I420View) {
+        packed422SIMD(src, stride: stride, order: .uyvy, into: out)
+    }
+
+    public static func packed422Scalar(_ src: UnsafePointer<UInt8>, stride: Int, order: Packed422, into out: I420View) {
         let w = out.y.width, h = out.y.height
+        let lo = order.lumaOffset, co = order.chromaOffset
         for y in 0..<h {
             let row = src + y * stride
             let luma = out.y.row(y)
-            for x in 0..<w { luma[x] = row[2 * x] }
+            for x in 0..<w { luma[x] = row[2 * x + lo] }
         }
         for cy in 0..<out.u.height {
             let r0 = src + 2 * cy * stride
             let r1 = src + min(2 * cy + 1, h - 1) * stride
             let u = out.u.row(cy), v = out.v.row(cy)
             for cx in 0..<out.u.width {
-                u[cx] = mean(r0[4 * cx + 1], r1[4 * cx + 1])
-                v[cx] = mean(r0[4 * cx + 3], r1[4 * cx + 3])
+                u[cx] = mean(r0[4 * cx + co], r1[4 * cx + co])
+                v[cx] = mean(r0[4 * cx + co + 2], r1[4 * cx + co + 2])
             }
         }
     }
 
-    public static func yuyvSIMD(_ src: UnsafePointer<UInt8>, stride: Int, into out: I420View) {
+    @inline(__always)
+    static func pick(_ v: SIMD32<UInt8>, odd: Bool) -> SIMD16<UInt8> { odd ? odds(v) : evens(v) }
+
+    public static func packed422SIMD(_ src: UnsafePointer<UInt8>, stride: Int, order: Packed422, into out: I420View) {
         let w = out.y.width, h = out.y.height
-        guard w >= 32 else { return yuyvScalar(src, stride: stride, into: out) }
+        guard w >= 32 else { return packed422Scalar(src, stride: stride, order: order, into: out) }
+        let lumaOdd = order == .uyvy, chromaOdd = !lumaOdd
         let raw = UnsafeRawPointer(src)
         for y in 0..<h {
             let row = raw + y * stride
@@ -48,7 +74,7 @@ public enum CameraFormats {
             while x < w {
                 if x &+ 16 > w { x = w &- 16 }  // overlap the last block rather than go scalar
                 let pairs = row.loadUnaligned(fromByteOffset: 2 &* x, as: SIMD32<UInt8>.self)
-                luma.storeBytes(of: evens(pairs), toByteOffset: x, as: SIMD16<UInt8>.self)
+                luma.storeBytes(of: pick(pairs, odd: lumaOdd), toByteOffset: x, as: SIMD16<UInt8>.self)
                 x &+= 16
             }
         }
@@ -59,11 +85,13 @@ public enum CameraFormats {
             var cx = 0
             while cx < cw {
                 if cx &+ 16 > cw { cx = cw &- 16 }
-                // 16 chroma pairs are 64 bytes: the odd bytes are U V U V ...
-                let a = SIMD32<UInt8>(lowHalf: odds(r0.loadUnaligned(fromByteOffset: 4 &* cx, as: SIMD32<UInt8>.self)),
-                                      highHalf: odds(r0.loadUnaligned(fromByteOffset: 4 &* cx &+ 32, as: SIMD32<UInt8>.self)))
-                let b = SIMD32<UInt8>(lowHalf: odds(r1.loadUnaligned(fromByteOffset: 4 &* cx, as: SIMD32<UInt8>.self)),
-                                      highHalf: odds(r1.loadUnaligned(fromByteOffset: 4 &* cx &+ 32, as: SIMD32<UInt8>.self)))
+                // 16 chroma pairs are 64 bytes: the chroma bytes are U V U V ...
+                let a = SIMD32<UInt8>(
+                    lowHalf: pick(r0.loadUnaligned(fromByteOffset: 4 &* cx, as: SIMD32<UInt8>.self), odd: chromaOdd),
+                    highHalf: pick(r0.loadUnaligned(fromByteOffset: 4 &* cx &+ 32, as: SIMD32<UInt8>.self), odd: chromaOdd))
+                let b = SIMD32<UInt8>(
+                    lowHalf: pick(r1.loadUnaligned(fromByteOffset: 4 &* cx, as: SIMD32<UInt8>.self), odd: chromaOdd),
+                    highHalf: pick(r1.loadUnaligned(fromByteOffset: 4 &* cx &+ 32, as: SIMD32<UInt8>.self), odd: chromaOdd))
                 u.storeBytes(of: mean(evens(a), evens(b)), toByteOffset: cx, as: SIMD16<UInt8>.self)
                 v.storeBytes(of: mean(odds(a), odds(b)), toByteOffset: cx, as: SIMD16<UInt8>.self)
                 cx &+= 16

@@ -167,20 +167,30 @@ import Testing
 }
 
 @Suite struct CameraFormatTests {
-    @Test(arguments: [(640, 360), (1280, 720), (32, 2), (34, 3), (16, 1), (1920, 1080), (48, 17)])
-    func yuyvSIMDMatchesScalar(w: Int, h: Int) {
+    @Test(arguments: [CameraFormats.Packed422.yuyv, .uyvy],
+          [(640, 360), (1280, 720), (32, 2), (34, 3), (16, 1), (1920, 1080), (48, 17)])
+    func packed422SIMDMatchesScalar(order: CameraFormats.Packed422, size: (w: Int, h: Int)) {
+        let (w, h) = size
         let stride = 2 * w + 8
         var rng = SplitMix64(state: UInt64(w * h))
         let src = (0..<(stride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
         let a = I420Buffer(size: Size(width: w, height: h)), b = I420Buffer(size: Size(width: w, height: h))
-        CameraFormats.yuyvScalar(src, stride: stride, into: a.view)
-        CameraFormats.yuyvSIMD(src, stride: stride, into: b.view)
+        if order == .yuyv {
+            CameraFormats.yuyvScalar(src, stride: stride, into: a.view)
+            CameraFormats.yuyvSIMD(src, stride: stride, into: b.view)
+        } else {
+            CameraFormats.uyvyScalar(src, stride: stride, into: a.view)
+            CameraFormats.uyvySIMD(src, stride: stride, into: b.view)
+        }
         for (p, q) in zip(a.view.planes, b.view.planes) {
             #expect((0..<p.height).allSatisfy { y in (0..<p.width).allSatisfy { p[$0, y] == q[$0, y] } })
         }
-        // Spot-check the layout: Y0 U0 Y1 V0.
-        #expect(a.view.y[1, 0] == src[2])
-        #expect(a.view.u[0, 0] == UInt8((Int(src[1]) + Int(src[h > 1 ? stride + 1 : 1]) + 1) >> 1))
+        // Spot-check the layout: Y0 U0 Y1 V0, or U0 Y0 V0 Y1.
+        let (luma1, u0, v0) = order == .yuyv ? (2, 1, 3) : (3, 0, 2)
+        let below = h > 1 ? stride : 0
+        #expect(a.view.y[1, 0] == src[luma1])
+        #expect(a.view.u[0, 0] == UInt8((Int(src[u0]) + Int(src[below + u0]) + 1) >> 1))
+        #expect(a.view.v[0, 0] == UInt8((Int(src[v0]) + Int(src[below + v0]) + 1) >> 1))
     }
 
     @Test(arguments: [(640, 360), (1280, 720), (32, 2), (34, 3), (1920, 1080)])
