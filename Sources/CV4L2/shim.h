@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <linux/videodev2.h>
 #include <libv4l2.h>
 
@@ -17,6 +18,12 @@ static inline void *dc_v4l2_mmap(void *start, size_t length, int prot, int flags
     return v4l2_mmap(start, length, prot, flags, fd, offset);
 }
 static inline int dc_v4l2_munmap(void *start, size_t length) { return v4l2_munmap(start, length); }
+
+/* The same calls straight to the kernel, for devices libv4l2 would only wrap in a plugin
+ * (multi-planar ones), and for the first look at a device. */
+static inline int dc_raw_open(const char *path, int flags) { return open(path, flags); }
+static inline int dc_raw_ioctl(int fd, unsigned long request, void *arg) { return ioctl(fd, request, arg); }
+static inline int dc_raw_close(int fd) { return close(fd); }
 
 /* _IOR/_IOWR request numbers are function-like macros. */
 static inline unsigned long dc_VIDIOC_QUERYCAP(void) { return VIDIOC_QUERYCAP; }
@@ -35,9 +42,11 @@ static inline unsigned long dc_VIDIOC_DQBUF(void) { return VIDIOC_DQBUF; }
 static inline unsigned long dc_VIDIOC_STREAMON(void) { return VIDIOC_STREAMON; }
 static inline unsigned long dc_VIDIOC_STREAMOFF(void) { return VIDIOC_STREAMOFF; }
 static inline unsigned long dc_VIDIOC_S_CTRL(void) { return VIDIOC_S_CTRL; }
+static inline unsigned long dc_VIDIOC_G_CTRL(void) { return VIDIOC_G_CTRL; }
 
 /* v4l2_fourcc() codes. */
 static inline uint32_t dc_V4L2_PIX_FMT_YUYV(void) { return V4L2_PIX_FMT_YUYV; }
+static inline uint32_t dc_V4L2_PIX_FMT_UYVY(void) { return V4L2_PIX_FMT_UYVY; }
 static inline uint32_t dc_V4L2_PIX_FMT_NV12(void) { return V4L2_PIX_FMT_NV12; }
 static inline uint32_t dc_V4L2_PIX_FMT_YUV420(void) { return V4L2_PIX_FMT_YUV420; }
 static inline uint32_t dc_V4L2_PIX_FMT_MJPEG(void) { return V4L2_PIX_FMT_MJPEG; }

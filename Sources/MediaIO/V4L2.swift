@@ -34,6 +34,7 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible {
             .trimmingCharacters(in: .whitespaces)
     }
     public static let yuyv = FourCC(dc_V4L2_PIX_FMT_YUYV())
+    public static let uyvy = FourCC(dc_V4L2_PIX_FMT_UYVY())
     public static let nv12 = FourCC(dc_V4L2_PIX_FMT_NV12())
     public static let yu12 = FourCC(dc_V4L2_PIX_FMT_YUV420())
     public static let mjpeg = FourCC(dc_V4L2_PIX_FMT_MJPEG())
@@ -51,40 +52,92 @@ public struct CaptureDeviceInfo: Sendable, Codable {
         public var description: String
         public var emulated: Bool
         public var modes: [Mode]
+        public init(fourcc: String, description: String, emulated: Bool, modes: [Mode]) {
+            self.fourcc = fourcc
+            self.description = description
+            self.emulated = emulated
+            self.modes = modes
+        }
     }
     public var path: String
     public var card: String
     public var driver: String
     public var bus: String
     public var formats: [Format]
+    public init(path: String, card: String, driver: String, bus: String, formats: [Format]) {
+        self.path = path
+        self.card = card
+        self.driver = driver
+        self.bus = bus
+        self.formats = formats
+    }
 }
 
-/// An open V4L2 device (through libv4l2). Owns the descriptor and, while streaming, the
-/// mapped buffers; `deinit` stops streaming, unmaps and closes.
+/// An open V4L2 device. Owns the descriptor and, while streaming, the mapped buffers;
+/// `deinit` stops streaming, unmaps and closes. Single-planar devices go through libv4l2
+/// (which fixes up quirky webcams); multi-planar-only ones (`V4L2_CAP_VIDEO_CAPTURE_MPLANE`)
+/// are driven directly, as libv4l2 would only hand them to a plugin that copies each frame.
 public final class V4L2Device {
     public let path: String
     let fd: Int32
+    /// Whether calls go through libv4l2 (else straight to the kernel).
+    let throughLibv4l2: Bool
+    /// `V4L2_BUF_TYPE_VIDEO_CAPTURE`, or `_MPLANE` for a multi-planar device.
+    public let bufferType: UInt32
+    public var isMultiplanar: Bool { bufferType == V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE.rawValue }
     private var mapped: [(pointer: UnsafeMutableRawPointer, length: Int)] = []
     private var streaming = false
 
     public init(path: String) throws(V4L2Error) {
         self.path = path
-        let fd = dc_v4l2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        let flags = O_RDWR | O_NONBLOCK | O_CLOEXEC
+        let raw = dc_raw_open(path, flags)
+        guard raw >= 0 else { throw V4L2Error(device: path, operation: "open", code: errno) }
+        var cap = v4l2_capability()
+        let caps = dc_raw_ioctl(raw, dc_VIDIOC_QUERYCAP(), &cap) == 0 ? Self.deviceCaps(cap) : 0
+        if caps & UInt32(V4L2_CAP_VIDEO_CAPTURE) == 0 && caps & UInt32(V4L2_CAP_VIDEO_CAPTURE_MPLANE) != 0 {
+            fd = raw
+            throughLibv4l2 = false
+            bufferType = V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE.rawValue
+            return
+        }
+        _ = dc_raw_close(raw)
+        let fd = dc_v4l2_open(path, flags)
         guard fd >= 0 else { throw V4L2Error(device: path, operation: "open", code: errno) }
         self.fd = fd
+        throughLibv4l2 = true
+        bufferType = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
     }
 
     deinit {
-        if streaming { var type = UInt32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue); _ = dc_v4l2_ioctl(fd, dc_VIDIOC_STREAMOFF(), &type) }
-        for m in mapped { _ = dc_v4l2_munmap(m.pointer, m.length) }
-        _ = dc_v4l2_close(fd)
+        if streaming { var type = bufferType; _ = call(dc_VIDIOC_STREAMOFF(), &type) }
+        for m in mapped { _ = unmap(m.pointer, m.length) }
+        _ = throughLibv4l2 ? dc_v4l2_close(fd) : dc_raw_close(fd)
+    }
+
+    static func deviceCaps(_ cap: v4l2_capability) -> UInt32 {
+        cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
+    }
+
+    private func call<T>(_ request: UInt, _ argument: inout T) -> Int32 {
+        withUnsafeMutablePointer(to: &argument) {
+            throughLibv4l2 ? dc_v4l2_ioctl(fd, request, $0) : dc_raw_ioctl(fd, request, $0)
+        }
+    }
+    func map(length: Int, offset: Int64) -> UnsafeMutableRawPointer? {
+        let p = throughLibv4l2 ? dc_v4l2_mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset)
+            : mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, __off_t(offset))
+        return p == MAP_FAILED ? nil : p
+    }
+    private func unmap(_ p: UnsafeMutableRawPointer, _ length: Int) -> Int32 {
+        throughLibv4l2 ? dc_v4l2_munmap(p, length) : munmap(p, length)
     }
 
     func addMapping(_ p: UnsafeMutableRawPointer, _ length: Int) { mapped.append((p, length)) }
     func mapping(_ i: Int) -> (pointer: UnsafeMutableRawPointer, length: Int)? { i < mapped.count ? mapped[i] : nil }
     func markStreaming(_ on: Bool) { streaming = on }
     func unmapAll() {
-        for m in mapped { _ = dc_v4l2_munmap(m.pointer, m.length) }
+        for m in mapped { _ = unmap(m.pointer, m.length) }
         mapped.removeAll()
     }
 
@@ -92,7 +145,7 @@ public final class V4L2Device {
     @discardableResult
     func ioctl<T>(_ request: UInt, _ name: String, _ argument: inout T) throws(V4L2Error) -> Int32 {
         while true {
-            let rc = withUnsafeMutablePointer(to: &argument) { dc_v4l2_ioctl(fd, request, $0) }
+            let rc = call(request, &argument)
             if rc >= 0 { return rc }
             let e = errno
             if e == EINTR { continue }
@@ -121,12 +174,13 @@ public final class V4L2Device {
     public func capabilities() throws(V4L2Error) -> Capabilities {
         var cap = v4l2_capability()
         try ioctl(dc_VIDIOC_QUERYCAP(), "VIDIOC_QUERYCAP", &cap)
-        let caps = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
+        let caps = Self.deviceCaps(cap)
         func text<U>(_ t: U) -> String {
             withUnsafeBytes(of: t) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         }
         return Capabilities(card: text(cap.card), driver: text(cap.driver), bus: text(cap.bus_info),
-                            canCapture: caps & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 && caps & UInt32(V4L2_CAP_STREAMING) != 0)
+                            canCapture: caps & UInt32(V4L2_CAP_VIDEO_CAPTURE | V4L2_CAP_VIDEO_CAPTURE_MPLANE) != 0
+                                && caps & UInt32(V4L2_CAP_STREAMING) != 0)
     }
 
     public func formats() throws(V4L2Error) -> [CaptureDeviceInfo.Format] {
@@ -135,7 +189,7 @@ public final class V4L2Device {
         while true {
             var desc = v4l2_fmtdesc()
             desc.index = index
-            desc.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            desc.type = bufferType
             guard try enumerate(dc_VIDIOC_ENUM_FMT(), "VIDIOC_ENUM_FMT", &desc) else { break }
             let name = withUnsafeBytes(of: desc.description) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             result.append(CaptureDeviceInfo.Format(
@@ -191,8 +245,9 @@ public final class V4L2Device {
         return rates
     }
 
-    /// Every V4L2 capture device on this machine, by path order.
-    public static func list() -> [CaptureDeviceInfo] {
+    /// Every V4L2 capture device on this machine, by path order; without `formats`, only
+    /// what identifies each (a cheap scan, for finding a camera plugged back in).
+    public static func list(formats withFormats: Bool = true) -> [CaptureDeviceInfo] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []
         let paths = names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
             .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }.map { "/dev/\($0)" }
@@ -201,7 +256,7 @@ public final class V4L2Device {
             guard let device = try? V4L2Device(path: path), let caps = try? device.capabilities(), caps.canCapture
             else { continue }
             result.append(CaptureDeviceInfo(path: path, card: caps.card, driver: caps.driver, bus: caps.bus,
-                                            formats: (try? device.formats()) ?? []))
+                                            formats: withFormats ? (try? device.formats()) ?? [] : []))
         }
         return result
     }
