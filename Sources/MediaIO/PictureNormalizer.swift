@@ -2,18 +2,32 @@ import CFFmpeg
 import Compositor
 
 /// Turns a decoded frame into limited-range I420: borrowed when it already is, converted by
-/// libswscale (format, bit depth, range) when not. The Y'CbCr matrix is not changed here;
+/// libswscale (format, bit depth, range, and size when one is asked for) when not. The Y'CbCr matrix is not changed here;
 /// the compositor re-encodes it. Owns its SwsContext, rebuilt only when the input changes.
 final class PictureNormalizer {
     private var scaler: OpaquePointer?
-    private var key: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
+    private var key: (Int32, Int32, Int32, Int32, Int, Int) = (0, 0, 0, 0, 0, 0)
 
     deinit { sws_freeContext(scaler) }
 
-    /// `into`: where a conversion goes (allocated per frame when nil).
-    func normalise(_ f: UnsafeMutablePointer<AVFrame>, path: String, into reuse: I420Buffer? = nil)
+    /// The YUVJ formats (JPEG's full range, named in the format) as the plain ones: the
+    /// range goes to libswscale separately, which otherwise warns on every new context.
+    static func withoutJ(_ f: AVPixelFormat) -> AVPixelFormat {
+        switch f {
+        case AV_PIX_FMT_YUVJ420P: return AV_PIX_FMT_YUV420P
+        case AV_PIX_FMT_YUVJ422P: return AV_PIX_FMT_YUV422P
+        case AV_PIX_FMT_YUVJ444P: return AV_PIX_FMT_YUV444P
+        case AV_PIX_FMT_YUVJ440P: return AV_PIX_FMT_YUV440P
+        default: return f
+        }
+    }
+
+    /// `into`: where a conversion goes (allocated per frame when nil). `size`: the size
+    /// wanted, when it may differ from the frame's.
+    func normalise(_ f: UnsafeMutablePointer<AVFrame>, path: String, into reuse: I420Buffer? = nil, size wanted: Size? = nil)
         throws(MediaError) -> (I420View, I420Buffer?, YCbCrMatrix) {
         let w = f.pointee.width, h = f.pointee.height
+        let size = wanted ?? Size(width: Int(w), height: Int(h))
         let format = AVPixelFormat(rawValue: f.pointee.format)
         let fullRange = f.pointee.color_range == AVCOL_RANGE_JPEG
             || format == AV_PIX_FMT_YUVJ420P || format == AV_PIX_FMT_YUVJ422P || format == AV_PIX_FMT_YUVJ444P
@@ -21,13 +35,14 @@ final class PictureNormalizer {
         let isRGB = desc.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB)) != 0 } ?? false
         let matrix = isRGB ? .bt709 : VideoReader.matrix(of: f.pointee.colorspace, height: Int(h))
 
-        if format == AV_PIX_FMT_YUV420P && !fullRange && f.pointee.linesize.0 > 0 {
+        if format == AV_PIX_FMT_YUV420P && !fullRange && f.pointee.linesize.0 > 0
+            && size == Size(width: Int(w), height: Int(h)) {
             return (VideoReader.view(of: f), nil, matrix)
         }
-        let k = (w, h, f.pointee.format, fullRange ? 1 as Int32 : 0)
+        let k = (w, h, f.pointee.format, fullRange ? 1 as Int32 : 0, size.width, size.height)
         if scaler == nil || k != key {
             sws_freeContext(scaler)
-            scaler = sws_getContext(w, h, format, w, h, AV_PIX_FMT_YUV420P,
+            scaler = sws_getContext(w, h, Self.withoutJ(format), Int32(size.width), Int32(size.height), AV_PIX_FMT_YUV420P,
                                     Int32(SWS_BILINEAR | SWS_ACCURATE_RND), nil, nil, nil)
             guard scaler != nil else {
                 throw .undecodable(path: path, reason: "unsupported pixel format "
@@ -38,7 +53,6 @@ final class PictureNormalizer {
             let table = sws_getCoefficients(isRGB ? SWS_CS_ITU709 : SWS_CS_DEFAULT)
             sws_setColorspaceDetails(scaler, table, fullRange || isRGB ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
         }
-        let size = Size(width: Int(w), height: Int(h))
         let buffer = reuse.flatMap { $0.size == size ? $0 : nil } ?? I420Buffer(size: size)
         let v = buffer.view
         let rc = withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { dst in
@@ -62,28 +76,36 @@ final class PictureNormalizer {
     }
 }
 
-/// Decodes camera MJPEG buffers (one JPEG each) into limited-range I420.
+/// Decodes camera MJPEG buffers (one JPEG each) into limited-range I420, at full size or,
+/// with `shift`, at 1/2^shift (libavcodec's `lowres`: the IDCT makes the smaller picture
+/// directly, for a fraction of the work).
 public final class MJPEGDecoder {
     private let codec: CodecContext
     private let packet = Packet()
     private let frame = Frame()
     private let normaliser = PictureNormalizer()
     public let name: String
+    public let shift: Int
 
-    public init(name: String) throws(MediaError) {
+    public init(name: String, shift: Int = 0) throws(MediaError) {
         self.name = name
+        self.shift = shift
         guard let c = avcodec_find_decoder(AV_CODEC_ID_MJPEG), let ctx = CodecContext(codec: c) else {
             throw .unsupportedCodec(path: name, codec: "mjpeg")
         }
         codec = ctx
         ctx.pointer.pointee.thread_count = 1
+        ctx.pointer.pointee.lowres = Int32(min(max(shift, 0), Int(c.pointee.max_lowres)))
+        // Errors in the entropy-coded data are concealed by default: a camera frame with
+        // them is skipped instead, not shown patched with grey.
+        ctx.pointer.pointee.err_recognition = AV_EF_EXPLODE
         try check(avcodec_open2(ctx.pointer, c, nil)) { .undecodable(path: name, reason: $0) }
     }
 
-    /// Decodes one JPEG into `into` (resized if the picture size differs). Returns the
-    /// picture and its matrix; a damaged JPEG throws.
-    public func decode(_ jpeg: UnsafeRawBufferPointer, into buffer: I420Buffer) throws(MediaError)
-        -> (I420Buffer, YCbCrMatrix) {
+    /// Decodes one JPEG into `buffer`, whatever size the JPEG is: one whose reduced size
+    /// differs from `buffer`'s (a camera that changed its mind) is scaled to it. Returns the
+    /// picture's matrix; a damaged JPEG throws.
+    public func decode(_ jpeg: UnsafeRawBufferPointer, into buffer: I420Buffer) throws(MediaError) -> YCbCrMatrix {
         guard let base = jpeg.baseAddress, jpeg.count > 4 else { throw .undecodable(path: name, reason: "empty frame") }
         // A frame that lost its tail in transfer has no end-of-image marker; libavcodec would
         // conceal the loss with grey, so it is rejected here (some cameras pad after it).
@@ -98,11 +120,12 @@ public final class MJPEGDecoder {
         try check(avcodec_send_packet(codec.pointer, packet.pointer)) { .undecodable(path: name, reason: $0) }
         try check(avcodec_receive_frame(codec.pointer, frame.pointer)) { .undecodable(path: name, reason: $0) }
         defer { av_frame_unref(frame.pointer) }
-        let (view, converted, matrix) = try normaliser.normalise(frame.pointer, path: name, into: buffer)
-        if let converted { return (converted, matrix) }
-        // Already limited-range I420 (rare for JPEG): copy out of the decoder's frame.
-        let out = buffer.size == view.size ? buffer : I420Buffer(size: view.size)
-        out.view.copy(from: view)
-        return (out, matrix)
+        if frame.pointer.pointee.decode_error_flags != 0 {
+            throw .undecodable(path: name, reason: "damaged JPEG data")
+        }
+        let (view, converted, matrix) = try normaliser.normalise(frame.pointer, path: name, into: buffer, size: buffer.size)
+        // Already limited-range I420 of the right size (rare for JPEG): copy it out.
+        if converted == nil { buffer.view.copy(from: view) }
+        return matrix
     }
 }

@@ -22,30 +22,65 @@ import Testing
         return result
     }
 
-    @Test func cameraLikeBuffersDecodeLikeFFmpeg() throws {
-        try Env.requireFFmpegTools()
-        let dir = try TempDir()
+    /// Nine camera-like JPEGs (640x480, full-range 4:2:2) and the stream they came from.
+    func cameraBuffers(_ dir: TempDir) throws -> (stream: String, buffers: [[UInt8]]) {
         let stream = dir.path("cam.mjpeg")
         try makeClip(stream, ["-f", "lavfi", "-i", "testsrc2=s=640x480:r=30:d=0.3", "-c:v", "mjpeg",
                               "-pix_fmt", "yuvj422p", "-q:v", "5", "-f", "mjpeg"])
         let buffers = jpegs([UInt8](try Data(contentsOf: URL(fileURLWithPath: stream))))
         try #require(buffers.count == 9)
+        return (stream, buffers)
+    }
+
+    func planes(_ b: I420Buffer) -> [UInt8] {
+        var out = [UInt8]()
+        for p in b.view.planes { for y in 0..<p.height { out.append(contentsOf: UnsafeBufferPointer(start: p.row(y), count: p.width)) } }
+        return out
+    }
+
+    @Test func cameraLikeBuffersDecodeLikeFFmpeg() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let (stream, buffers) = try cameraBuffers(dir)
         let decoder = try MJPEGDecoder(name: "test camera")
-        var buffer = I420Buffer(size: Size(width: 640, height: 480))
+        let buffer = I420Buffer(size: Size(width: 640, height: 480))
         for (n, jpeg) in buffers.enumerated() {
-            let (picture, matrix) = try jpeg.withUnsafeBytes { try decoder.decode($0, into: buffer) }
-            buffer = picture
-            #expect(picture.size == Size(width: 640, height: 480))
+            let matrix = try jpeg.withUnsafeBytes { try decoder.decode($0, into: buffer) }
             #expect(matrix == .bt601, "JPEG is BT.601")
             // ffmpeg's decode of the same JPEG, converted to limited-range I420 the same way.
             let reference = try Decode.frame(stream, index: n, filter: "scale=out_range=tv", pixelFormat: "yuv420p")
-            var ours = [UInt8]()
-            for p in picture.view.planes { for y in 0..<p.height { ours.append(contentsOf: UnsafeBufferPointer(start: p.row(y), count: p.width)) } }
-            let p = psnr(ours, reference)
+            let p = psnr(planes(buffer), reference)
             #expect(p > 45, "frame \(n): \(p) dB")
         }
         // A buffer cut short (a USB transfer that lost its tail) is an error, not a crash.
         let cut = Array(buffers[0].prefix(buffers[0].count / 3))
         #expect(throws: MediaError.self) { _ = try cut.withUnsafeBytes { try decoder.decode($0, into: buffer) } }
+        // So is one whose entropy-coded data is garbage but whose markers are intact: libavcodec
+        // would conceal it (grey blocks), the camera path must skip it.
+        var garbled = buffers[1]
+        let scan = garbled.count / 2
+        for i in scan..<(scan + 400) { garbled[i] = garbled[i] == 0xFF ? 0x00 : UInt8(truncatingIfNeeded: i &* 37) | 0x80 }
+        #expect(throws: MediaError.self) { _ = try garbled.withUnsafeBytes { try decoder.decode($0, into: buffer) } }
+    }
+
+    /// The inset camera's JPEGs decoded at 1/4 size match ffmpeg's own reduced decode
+    /// (`-lowres 2`), and a JPEG of another size than the buffer is scaled into it.
+    @Test func reducedDecodingMatchesFFmpegLowresAndOddSizesAreScaled() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let (stream, buffers) = try cameraBuffers(dir)
+        let quarter = try MJPEGDecoder(name: "inset camera", shift: 2)
+        let small = I420Buffer(size: Size(width: 160, height: 120))
+        _ = try buffers[3].withUnsafeBytes { try quarter.decode($0, into: small) }
+        let lowres = try Decode.frame(stream, index: 3, filter: "scale=out_range=tv", pixelFormat: "yuv420p",
+                                      decoderOptions: ["-lowres", "2"])
+        try #require(lowres.count == 160 * 120 * 3 / 2, "ffmpeg's lowres frame is \(lowres.count) bytes")
+        #expect(psnr(planes(small), lowres) > 40)
+        // A 640x480 JPEG from a camera negotiated at 320x240: scaled, like ffmpeg's scaler does.
+        let full = try MJPEGDecoder(name: "camera")
+        let other = I420Buffer(size: Size(width: 320, height: 240))
+        _ = try buffers[4].withUnsafeBytes { try full.decode($0, into: other) }
+        let scaled = try Decode.frame(stream, index: 4, filter: "scale=320:240:flags=bilinear:out_range=tv", pixelFormat: "yuv420p")
+        #expect(psnr(planes(other), scaled) > 30)
     }
 }

@@ -128,12 +128,13 @@ struct ProbeError: Error { var message: String }
 /// Decodes frames with the ffmpeg CLI, as raw 8-bit planes.
 enum Decode {
     /// Frame `index` of `path` after the filter chain `filter`, as raw `pixelFormat` bytes.
-    static func frame(_ path: String, index: Int, filter: String? = nil, pixelFormat: String = "yuv420p") throws -> [UInt8] {
+    static func frame(_ path: String, index: Int, filter: String? = nil, pixelFormat: String = "yuv420p",
+                      decoderOptions: [String] = []) throws -> [UInt8] {
         var chain = "select=eq(n\\,\(index))"
         if let filter { chain += ",\(filter)" }
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("frame-\(UUID().uuidString).raw").path
         defer { try? FileManager.default.removeItem(atPath: tmp) }
-        let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", path, "-vf", chain, "-frames:v", "1",
+        let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error"] + decoderOptions + ["-i", path, "-vf", chain, "-frames:v", "1",
                                                "-f", "rawvideo", "-pix_fmt", pixelFormat, "-y", tmp])
         guard r.status == 0, let data = FileManager.default.contents(atPath: tmp), !data.isEmpty else {
             throw ProbeError(message: "ffmpeg could not decode frame \(index) of \(path): \(r.stderr)")
