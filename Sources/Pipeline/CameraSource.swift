@@ -1,49 +1,74 @@
 import Compositor
+import CV4L2
 import Foundation
 import MediaIO
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A V4L2 camera: negotiates the cheapest format to turn into I420 at the requested size,
-/// streams with mmap buffers and publishes each frame, stamped with the buffer's monotonic
-/// timestamp. ENODEV/EIO (unplugged, broken stream) end it as lost.
+/// A V4L2 camera: negotiates the cheapest native format to turn into I420 at the requested
+/// size, streams with mmap buffers and publishes each frame stamped with the middle of its
+/// exposure. Damaged buffers are skipped and counted. When the camera goes (unplugged, a
+/// broken stream) it is looked for again, by what it is rather than by its node, and
+/// reopened with the format it had (`.away` until then).
 final class CameraSource: LiveSource, @unchecked Sendable {
     let path: String
     let size: Size
     let fps: Double
     private let log: (String) -> Void
     private var device: V4L2Device?
+    private(set) var devicePath: String
     private(set) var stream: StreamFormat?
-    private var decoder: MJPEGDecoder?
+    private var identity: CameraIdentity?
+    private var exposure: Double?
+    private var decoders: [Int: MJPEGDecoder] = [:]
+    private var lastShift = 0
     private var matrix = YCbCrMatrix.bt601
-    private(set) var damagedFrames = 0
-    private(set) var sequenceGaps = 0
+    /// The inset size while this camera is in the inset, nil while it is full frame: set by
+    /// the recorder, read before each frame to decode JPEGs no larger than the role needs.
+    private let insetTarget = Mutex<Size?>(nil)
+    func setRole(inset: Size?) { insetTarget.withLock { $0 = inset } }
+    private let counters = Mutex(Counters())
+    struct Counters {
+        /// Frames the driver flagged, short buffers, JPEGs that would not decode.
+        var damaged = 0
+        var sequenceGaps = 0
+        var reopened = 0
+    }
+    var counts: Counters { counters.withLock { $0 } }
 
-    /// Cheapest to convert first; MJPEG (a decode per frame) when nothing else fits.
-    static let preference: [FourCC] = [.yuyv, .nv12, .yu12, .mjpeg]
+    static let rescanInterval = 0.5
+    /// Nodes open by a camera of this process: a camera looked for is never one of them.
+    private static let claimed = Mutex(Set<String>())
+
+    /// Native formats, cheapest to convert first; MJPEG (a decode per frame) when nothing
+    /// else fits. Formats libv4l2 makes up (a JPEG decode on the capture thread) come last.
+    static let preference: [FourCC] = [.yuyv, .uyvy, .nv12, .yu12, .mjpeg]
 
     private let only: FourCC?
 
     init(path: String, size: Size, fps: Double, only: FourCC? = nil, log: @escaping (String) -> Void) {
         self.only = only
         self.path = path
+        self.devicePath = path
         self.size = size
         self.fps = fps
         self.log = log
         super.init(name: path)
     }
 
+    deinit { Self.claimed.withLock { _ = $0.remove(devicePath) } }
+
     override func open() throws {
         let device = try V4L2Device(path: path)
-        guard try device.capabilities().canCapture else {
+        let caps = try device.capabilities()
+        guard caps.canCapture else {
             throw V4L2Error(device: path, operation: "open (not a streaming capture device)", code: ENODEV)
         }
         let offered = try device.formats()
-        let native = Set(offered.filter { !$0.emulated }.map(\.fourcc))
         let wanted = only.map { [$0] } ?? Self.preference
-        var candidates = wanted.filter { native.contains($0.description) }
-        if candidates.isEmpty { candidates = wanted.filter { f in offered.contains { $0.fourcc == f.description } } }
+        let candidates = Self.candidates(wanted: wanted, offered: offered)
         guard !candidates.isEmpty else {
             throw V4L2Error(device: path, operation: "find a usable pixel format (has \(offered.map(\.fourcc)))", code: EINVAL)
         }
@@ -51,21 +76,50 @@ final class CameraSource: LiveSource, @unchecked Sendable {
             device: path, formats: candidates, requested: size,
             smallerSizes: offered.flatMap { $0.modes }.map { Size(width: $0.width, height: $0.height) })
         let f = try negotiation.run(log: log) { (choice) throws(V4L2Error) -> FormatNegotiation.Outcome<StreamFormat> in
-            var f = try device.setFormat(choice.fourcc, width: choice.size.width, height: choice.size.height)
-            guard f.fourcc == choice.fourcc else { return .substituted }
-            f.framesPerSecond = try device.setFrameRate(fps)
-            do throws(V4L2Error) { try device.startStreaming() } catch {
-                // Buffers must go before S_FMT can be asked again.
-                device.stopStreaming()
-                return .refused(error)
-            }
-            return .started(f)
+            try Self.start(device, choice.fourcc, choice.size, fps: fps)
         }
-        stream = f
-        self.device = device
-        if f.fourcc == .mjpeg { decoder = try MJPEGDecoder(name: path) }
-        matrix = f.matrix
+        attach(device, path: path, stream: f)
+        identity = CameraIdentity(bus: caps.bus, card: caps.card, driver: caps.driver)
         setFormat(f.description)
+    }
+
+    /// The wanted formats the camera has natively, in order; failing that, those libv4l2
+    /// converts to.
+    static func candidates(wanted: [FourCC], offered: [CaptureDeviceInfo.Format]) -> [FourCC] {
+        let native = wanted.filter { f in offered.contains { $0.fourcc == f.description && !$0.emulated } }
+        return native.isEmpty ? wanted.filter { f in offered.contains { $0.fourcc == f.description } } : native
+    }
+
+    /// Sets a format and rate and starts streaming.
+    private static func start(_ device: V4L2Device, _ fourcc: FourCC, _ size: Size, fps: Double)
+        throws(V4L2Error) -> FormatNegotiation.Outcome<StreamFormat> {
+        var f = try device.setFormat(fourcc, width: size.width, height: size.height)
+        guard f.fourcc == fourcc else { return .substituted }
+        f.framesPerSecond = try device.setFrameRate(fps)
+        do throws(V4L2Error) { try device.startStreaming() } catch {
+            // Buffers must go before S_FMT can be asked again.
+            device.stopStreaming()
+            return .refused(error)
+        }
+        return .started(f)
+    }
+
+    private func attach(_ device: V4L2Device, path: String, stream f: StreamFormat) {
+        self.device = device
+        stream = f
+        matrix = f.matrix
+        devicePath = path
+        Self.claimed.withLock { _ = $0.insert(path) }
+        // V4L2_CID_EXPOSURE_ABSOLUTE counts 100 µs units.
+        exposure = device.control(UInt32(V4L2_CID_EXPOSURE_ABSOLUTE)).flatMap { $0 > 0 ? Double($0) / 10_000 : nil }
+    }
+
+    private func detach(_ why: String) {
+        device = nil  // closes it: a node pulled out comes back only once every handle is closed
+        Self.claimed.withLock { _ = $0.remove(devicePath) }
+        setState(.away(why))
+        log(String(format: "%@: camera gone (%@) at %.2f s on the monotonic clock; looking for it again",
+                   devicePath, why, monotonicNow()))
     }
 
     /// The camera has streamed since it was opened (formats are checked by streaming): the
@@ -79,54 +133,92 @@ final class CameraSource: LiveSource, @unchecked Sendable {
     }
 
     override func captureLoop() {
-        guard let device, let stream else { return }
+        if let device { discardQueued(device) }
         var lastSequence: UInt32?
-        discardQueued(device)
         while !stopping {
+            guard let device, let stream else {
+                if reattach() { lastSequence = nil }
+                continue
+            }
             let buffer: CapturedBuffer?
             do {
                 buffer = try device.dequeue(timeout: 0.2)
             } catch {
                 if error.isFatal || error.code == EBADF {
-                    setState(.lost(error.description))
-                    return
+                    detach(error.description)
+                } else {
+                    counters.withLock { $0.damaged += 1 }  // a single bad buffer
                 }
-                // A single bad buffer: count it and carry on.
-                damagedFrames += 1
                 continue
             }
             guard let buffer else { continue }
-            if let last = lastSequence, buffer.sequence > last &+ 1 { sequenceGaps += Int(buffer.sequence &- last &- 1) }
+            if let last = lastSequence, buffer.sequence > last &+ 1 {
+                counters.withLock { $0.sequenceGaps += Int(buffer.sequence &- last &- 1) }
+            }
             lastSequence = buffer.sequence
-            let size = Size(width: stream.width, height: stream.height)
-            let frame = exchange.frameToFill(size: size)
-            var ok = true
-            let base = buffer.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            if stream.fourcc == .yuyv {
-                CameraFormats.yuyvSIMD(base, stride: stream.bytesPerLine, into: frame.buffer.view)
-            } else if stream.fourcc == .nv12 {
-                CameraFormats.nv12SIMD(luma: base, lumaStride: stream.bytesPerLine,
-                                       chroma: base + stream.bytesPerLine * stream.height,
-                                       chromaStride: stream.bytesPerLine, into: frame.buffer.view)
-            } else if stream.fourcc == .yu12 {
-                let cs = stream.bytesPerLine / 2, ch = (stream.height + 1) / 2
-                let view = I420View(
-                    y: PlaneView(base: UnsafeMutablePointer(mutating: base), width: stream.width, height: stream.height,
-                                 stride: stream.bytesPerLine),
-                    u: PlaneView(base: UnsafeMutablePointer(mutating: base + stream.bytesPerLine * stream.height),
-                                 width: (stream.width + 1) / 2, height: ch, stride: cs),
-                    v: PlaneView(base: UnsafeMutablePointer(mutating: base + stream.bytesPerLine * stream.height + cs * ch),
-                                 width: (stream.width + 1) / 2, height: ch, stride: cs))
-                frame.buffer.view.copy(from: view)
-            } else if let decoder {
-                do { matrix = try decoder.decode(buffer.bytes, into: frame.buffer).1 } catch { ok = false; damagedFrames += 1 }
-            }
-            let ts = buffer.timestamp
+            let frame = fill(from: buffer, stream)
             do { try device.requeue(buffer) } catch {
-                setState(.lost(error.description))
-                return
+                detach(error.description)
+                continue
             }
-            if ok { published(frame, timestamp: ts, matrix: matrix) }
+            guard let frame else {
+                counters.withLock { $0.damaged += 1 }
+                continue
+            }
+            let period = 1 / (stream.framesPerSecond > 0 ? stream.framesPerSecond : fps)
+            published(frame.frame, timestamp: CaptureTiming.middleOfExposure(
+                stamp: buffer.timestamp, timing: buffer.timing, exposure: exposure, framePeriod: period),
+                      matrix: matrix, shift: frame.shift)
         }
+        Self.claimed.withLock { _ = $0.remove(devicePath) }
+    }
+
+    /// The buffer as an I420 frame of the exchange's, or nil when it is damaged (flagged by
+    /// the driver, short, or a JPEG that does not decode).
+    private func fill(from buffer: CapturedBuffer, _ stream: StreamFormat) -> (frame: LiveFrame, shift: Int)? {
+        guard !buffer.isDamaged else { return nil }
+        let full = Size(width: stream.width, height: stream.height)
+        guard stream.fourcc == .mjpeg else {
+            let frame = exchange.frameToFill(size: full)
+            return RawFrameConverter.convert(buffer.bytes, stream, into: frame.buffer.view) ? (frame, 0) : nil
+        }
+        let shift = insetTarget.withLock { $0 }.map { DecodeScale.largestShift(source: full, covering: $0) } ?? 0
+        guard let decoder = decoder(shift: shift) else { return nil }
+        if shift != lastShift {
+            lastShift = shift
+            log(shift == 0 ? "\(name): decoding MJPG at full size (full frame)"
+                : "\(name): decoding MJPG at 1/\(1 << shift) size for the inset")
+        }
+        let frame = exchange.frameToFill(size: DecodeScale.reduced(full, shift: shift))
+        guard let m = try? decoder.decode(buffer.bytes, into: frame.buffer) else { return nil }
+        matrix = m
+        return (frame, shift)
+    }
+
+    /// One decoder per scale, kept: a swap moves between two of them every few seconds.
+    private func decoder(shift: Int) -> MJPEGDecoder? {
+        if let d = decoders[shift] { return d }
+        let d = try? MJPEGDecoder(name: devicePath, shift: shift)
+        decoders[shift] = d
+        return d
+    }
+
+    /// Looks for the camera once (after a pause) and reopens it with the format it had.
+    /// True when it is back.
+    private func reattach() -> Bool {
+        let wake = monotonicNow() + Self.rescanInterval
+        while !stopping && monotonicNow() < wake { usleep(50_000) }
+        guard !stopping, let identity, let old = stream else { return false }
+        let taken = Self.claimed.withLock { $0 }
+        guard let found = identity.find(among: V4L2Device.list(formats: false), claimed: taken),
+              let device = try? V4L2Device(path: found.path),
+              case let .started(f)? = try? Self.start(device, old.fourcc, Size(width: old.width, height: old.height), fps: fps)
+        else { return false }
+        attach(device, path: found.path, stream: f)
+        counters.withLock { $0.reopened += 1 }
+        log(String(format: "%@: camera back as %@ (%@) at %.2f s on the monotonic clock",
+                   name, found.path, f.description, monotonicNow()))
+        discardQueued(device)
+        return true
     }
 }

@@ -11,6 +11,8 @@ public final class LiveFrame: @unchecked Sendable {
     public let buffer: I420Buffer
     public fileprivate(set) var timestamp = 0.0
     public fileprivate(set) var matrix = YCbCrMatrix.bt601
+    /// Decoded at 1/2^shift of the camera's size (a JPEG for the inset); 0 at full size.
+    public fileprivate(set) var shift = 0
     init(size: Size) { buffer = I420Buffer(size: size) }
     public var picture: SourcePicture { SourcePicture(image: buffer.view, matrix: matrix) }
 }
@@ -35,9 +37,10 @@ final class FrameExchange: @unchecked Sendable {
         return frames[i]
     }
 
-    func publish(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix) {
+    func publish(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0) {
         frame.timestamp = timestamp
         frame.matrix = matrix
+        frame.shift = shift
         lock.lock()
         published = frames.firstIndex { $0 === frame }
         fresh = true
@@ -59,6 +62,9 @@ final class FrameExchange: @unchecked Sendable {
 public enum SourceState: Equatable, Sendable {
     case starting
     case running
+    /// Gone, and being looked for (a camera unplugged): running again at its next frame.
+    case away(String)
+    /// Gone for good (a file that ended, a device that cannot come back).
     case lost(String)
 }
 
@@ -100,11 +106,14 @@ public class LiveSource: @unchecked Sendable {
     }
     func setFormat(_ f: String) { format = f }
 
-    func published(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix) {
-        exchange.publish(frame, timestamp: timestamp, matrix: matrix)
+    func published(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0) {
+        exchange.publish(frame, timestamp: timestamp, matrix: matrix, shift: shift)
         stateLock.lock()
         _lastArrival = monotonicNow()
-        if _state == .starting { _state = .running }
+        switch _state {
+        case .starting, .away: _state = .running
+        case .running, .lost: break
+        }
         let onFrame = _onFrame
         stateLock.unlock()
         onFrame?()

@@ -38,6 +38,11 @@ public struct RecordSummary: Sendable, Codable {
     public var droppedBackFrames: Int
     /// Frames the cameras' drivers report lost (gaps in buffer sequence numbers) or damaged.
     public var cameraDroppedFrames: Int
+    /// Of those, frames skipped as damaged: flagged by the driver, cut short, or JPEGs that
+    /// would not decode. None is shown.
+    public var cameraDamagedFrames: Int
+    /// Times a camera that had gone (unplugged) was found and reopened.
+    public var cameraReopened: Int
     /// Output frames that repeat the previous picture because the encoder was a whole
     /// canvas pool (about a second) behind: time and sync are kept, the picture freezes.
     public var encoderBehindFrames: Int
@@ -110,7 +115,14 @@ public final class Recorder {
         var latencies: [Double] = []
         var repeated = 0, droppedBack = 0, encoderBehind = 0
         var swapsSeen = 0
+        /// Whether the picture shows the roles swapped (it follows a request once the new
+        /// main camera has a full-size picture, see `compose`).
+        var showingSwapped = false
+        var swapWait = 0
     }
+
+    /// Frames a swap may wait for the new main camera's first full-size picture.
+    static let swapWaitLimit = 3
 
     public func run() throws(RecordError) -> RecordSummary {
         events = []
@@ -207,7 +219,8 @@ public final class Recorder {
                            queue: EncodeQueue, compositor: PiPCompositor, startedAt: Double) {
         while !shouldStop() && !clock.isComplete {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
-            if queue.error != nil || !sources.dropLost(event: event) { return }
+            let at = Double(clock.next) / Double(clock.fps)
+            if queue.error != nil || !sources.update(at: at, event: event) { return }
             guard let (frame, isNew) = sources.driver.exchange.take(), isNew else { continue }
             if clock.origin == nil {
                 if Self.isStale(frame.timestamp, startedAt: startedAt) { continue }
@@ -249,13 +262,15 @@ public final class Recorder {
         let other = sources.other
         let inset = other?.exchange.take()?.frame
         let requests = swapRequests()
-        let swappedNow = (requests + (options.swap ? 1 : 0)) % 2 == 1
+        let swapAsked = (requests + (options.swap ? 1 : 0)) % 2 == 1
         if requests != counts.swapsSeen, let other {
             counts.swapsSeen = requests
-            let main = swappedNow ? other.name : sources.driver.name
+            let main = swapAsked ? other.name : sources.driver.name
             event(String(format: "swap at %.2f s: %@ full frame", Double(slot) / fps, main))
         }
-        if swappedNow, let inset {
+        assignRoles(sources, swapped: swapAsked)
+        let swapped = showsSwapped(asked: swapAsked, newMain: swapAsked ? inset : frame, counts: &counts)
+        if swapped, let inset {
             compositor.compose(main: inset.picture, inset: frame.picture, into: canvas.view)
         } else {
             compositor.compose(main: frame.picture, inset: inset?.picture, into: canvas.view)
@@ -263,6 +278,30 @@ public final class Recorder {
         counts.latencies.append(monotonicNow() - frame.timestamp)
         queue.submit(index: slot, canvas: canvas)
         return true
+    }
+
+    /// Tells each camera its role, so an MJPEG one in the inset decodes at the size the inset
+    /// needs. Its next frame follows.
+    private func assignRoles(_ sources: SourceSet, swapped: Bool) {
+        let main = swapped ? sources.other : sources.driver
+        for s in sources.all.compactMap({ $0 as? CameraSource }) {
+            s.setRole(inset: s === main || sources.other == nil ? nil : options.layout.inset)
+        }
+    }
+
+    /// Whether this frame shows the roles swapped. A swap shows once the new main camera
+    /// has sent a full-size picture (one frame after it was told its role), so the main
+    /// picture is never an inset-sized one blown up; it waits `swapWaitLimit` frames at most.
+    private func showsSwapped(asked: Bool, newMain: LiveFrame?, counts: inout Counts) -> Bool {
+        if asked != counts.showingSwapped {
+            if newMain?.shift ?? 0 == 0 || counts.swapWait >= Self.swapWaitLimit {
+                counts.showingSwapped = asked
+                counts.swapWait = 0
+            } else {
+                counts.swapWait += 1
+            }
+        }
+        return counts.showingSwapped
     }
 
     /// Lets the audio catch up with the last frame (it arrives in 10 ms periods), then stops it.
@@ -306,12 +345,15 @@ public final class Recorder {
         func pct(_ q: Double) -> Double {
             sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((q * Double(sorted.count)).rounded(.up)) - 1)] * 1000
         }
-        let cameraDrops = sources.compactMap { $0 as? CameraSource }.reduce(0) { $0 + $1.sequenceGaps + $1.damagedFrames }
+        let cameras = sources.compactMap { $0 as? CameraSource }.map(\.counts)
+        let cameraDamaged = cameras.reduce(0) { $0 + $1.damaged }
+        let cameraDrops = cameras.reduce(0) { $0 + $1.sequenceGaps } + cameraDamaged
         return RecordSummary(output: options.output, frames: clock.next, seconds: clock.seconds,
                              singleCamera: sources.count == 1, sources: sources.map { "\($0.name): \($0.format)" },
                              latencyP50Ms: pct(0.5), latencyP99Ms: pct(0.99), latencyMaxMs: sorted.last.map { $0 * 1000 } ?? 0,
                              repeatedFrames: counts.repeated, droppedBackFrames: counts.droppedBack,
-                             cameraDroppedFrames: cameraDrops, encoderBehindFrames: counts.encoderBehind,
+                             cameraDroppedFrames: cameraDrops, cameraDamagedFrames: cameraDamaged,
+                             cameraReopened: cameras.reduce(0) { $0 + $1.reopened }, encoderBehindFrames: counts.encoderBehind,
                              audioDriftCorrection: audio?.driftCorrection ?? 0,
                              audioSilenceInserted: audio?.silenceInserted ?? 0, events: events)
     }

@@ -1,9 +1,11 @@
 import Foundation
 import MediaIO
 
-/// The live sources of a recording: the one driving the clock and the inset, if any. A
-/// source that fails, ends or sends nothing for `lostAfter` seconds is dropped; when the
-/// driver goes, the other one takes over full frame.
+/// The live sources of a recording and their roles. The first is the back camera: full
+/// frame, driving the clock, whenever it delivers; the second is the inset. A source that
+/// fails or sends nothing for `lostAfter` seconds leaves the picture and the other goes on
+/// alone, full frame; one that comes back (a camera plugged in again, a stream that
+/// resumes) takes its role back at its first frame. Sources gone for good are stopped.
 final class SourceSet {
     static let lostAfter = 1.0
     /// A source that has not started yet gets this much longer (camera start-up).
@@ -12,6 +14,9 @@ final class SourceSet {
     let all: [LiveSource]
     private(set) var driver: LiveSource
     private(set) var other: LiveSource?
+    /// Sources out of the picture, whose leaving has been told.
+    private var out = Set<ObjectIdentifier>()
+    private var stopped = Set<ObjectIdentifier>()
     private let startedAt: Double
     /// Signalled by every picture of the driver.
     let arrived = DispatchSemaphore(value: 0)
@@ -27,36 +32,53 @@ final class SourceSet {
     }
 
     func alive(_ s: LiveSource, now: Double = monotonicNow()) -> Bool {
-        if case .lost = s.state { return false }
-        let last = s.lastArrival
-        return last > 0 ? now - last < Self.lostAfter : now - startedAt < Self.lostAfter + Self.startGrace
+        switch s.state {
+        case .lost, .away: return false
+        case .starting, .running:
+            let last = s.lastArrival
+            return last > 0 ? now - last < Self.lostAfter : now - startedAt < Self.lostAfter + Self.startGrace
+        }
+    }
+
+    /// Gone for good: failed for good, or never delivered a picture in its start-up time.
+    private func finished(_ s: LiveSource) -> Bool {
+        if case .lost = s.state { return true }
+        return s.state == .starting && !alive(s)
     }
 
     func reason(_ s: LiveSource) -> String {
         if case let .lost(why) = s.state { return why }
-        return "no frame for \(Int(Self.lostAfter)) s"
+        if case let .away(why) = s.state { return why }
+        return s.lastArrival > 0 ? "no frame for \(Int(Self.lostAfter)) s" : "no frame since it started"
     }
 
-    /// Drops what has been lost, logging each change. False when no source is left.
-    func dropLost(event: (String) -> Void) -> Bool {
-        if let f = other, !alive(f) {
-            event("\(f.name) lost (\(reason(f))): recording \(driver.name) alone, full frame")
-            f.requestStop()
-            other = nil
+    /// Re-deals the roles after sources left or came back, telling each change (`seconds`:
+    /// where the recording is). False when no source is left nor can come back.
+    func update(at seconds: Double, event: (String) -> Void) -> Bool {
+        let now = monotonicNow()
+        let inPicture = all.filter { alive($0, now: now) }
+        let time = String(format: "at %.2f s", seconds)
+        for s in all where !inPicture.contains(where: { $0 === s }) && out.insert(ObjectIdentifier(s)).inserted {
+            let rest = inPicture.first.map { "\($0.name) goes on alone, full frame" }
+                ?? (all.contains { !finished($0) } ? "waiting for a camera to come back" : "no camera left, finishing the file")
+            event("\(time) \(s.name) lost (\(reason(s))): \(rest)")
         }
-        guard !alive(driver) else { return true }
-        guard let f = other else {
-            event("\(driver.name) lost (\(reason(driver))): no camera left, finishing the file")
-            return false
+        for s in all where finished(s) && stopped.insert(ObjectIdentifier(s)).inserted { s.requestStop() }
+        for s in inPicture where out.remove(ObjectIdentifier(s)) != nil {
+            event("\(time) \(s.name) is back: " + (s === all[0] ? "full frame again" : "in the inset again"))
         }
-        event("\(driver.name) lost (\(reason(driver))): \(f.name) goes on alone, full frame")
-        driver.setOnFrame(nil)
-        driver.requestStop()
-        driver = f
-        other = nil
-        let arrived = self.arrived
-        driver.setOnFrame { arrived.signal() }
+        guard let main = inPicture.first else { return all.contains { !finished($0) } }
+        setDriver(main)
+        other = inPicture.count > 1 ? inPicture[1] : nil
         return true
+    }
+
+    private func setDriver(_ s: LiveSource) {
+        guard s !== driver else { return }
+        driver.setOnFrame(nil)
+        driver = s
+        let arrived = self.arrived
+        s.setOnFrame { arrived.signal() }
     }
 
     func startAll() { for s in all { s.start() } }
