@@ -34,6 +34,8 @@ static inline const char *dc_av_err2str(int errnum, char *buf, size_t size) {
 }
 
 static inline int dc_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
+static inline int dc_codec_flag_qscale(void) { return AV_CODEC_FLAG_QSCALE; }
+static inline int dc_ff_qp2lambda(void) { return FF_QP2LAMBDA; }
 static inline int dc_fmt_globalheader(void) { return AVFMT_GLOBALHEADER; }
 static inline int dc_fmt_nofile(void) { return AVFMT_NOFILE; }
 static inline int dc_avio_flag_write(void) { return AVIO_FLAG_WRITE; }

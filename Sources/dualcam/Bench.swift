@@ -26,6 +26,10 @@ struct Bench: ParsableCommand {
     var cases: String?
     @Flag(help: "Instead of timing, check that the SIMD kernels give the scalar reference's output to the bit in each case (exit 1 if not).")
     var verify = false
+    @Flag(help: ArgumentHelp(
+        "Time the MJPEG camera path instead: two 1080p cameras' JPEGs decoded and composed, the front at full size and at the size its inset needs (exit 1 if that saves less than a third of its decoding).",
+        valueName: "mjpeg"))
+    var mjpeg = false
 
     func validate() throws {
         guard (1...2).contains(threads) else { throw ValidationError("--threads must be 1 or 2") }
@@ -45,6 +49,7 @@ struct Bench: ParsableCommand {
         bench.withScalar = withScalar
         bench.threads = threads
         bench.sources = sources
+        if mjpeg { return try runMJPEG() }
         let selected = cases.map { Set($0.split(separator: ",").map(String.init)) }
         if verify {
             var exact = true
@@ -67,6 +72,34 @@ struct Bench: ParsableCommand {
             printTable(results, within: within)
         }
         if !within { throw ExitCode(1) }
+    }
+
+    /// Role-sized decoding must save at least this share of the front camera's decode.
+    static let mjpegFrontSavingFloor = 1.0 / 3
+
+    private func runMJPEG() throws {
+        var bench = MJPEGBench()
+        bench.frames = frames
+        let r = try bench.run()
+        let frontSaving = 1 - r.roleSized.frontDecodeMs / r.fullSize.frontDecodeMs
+        let ok = frontSaving >= Self.mjpegFrontSavingFloor
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(r), as: UTF8.self))
+        } else {
+            print("MJPEG path, 1080p back + 1080p front (\(r.jpegBytes / 1000) kB JPEGs), CPU ms per frame (p50 of \(frames)):")
+            print("front decoded at     back decode  front decode  compose  total")
+            for (label, run) in [("full size", r.fullSize), ("1/\(1 << r.roleSized.frontShift) (inset role)", r.roleSized)] {
+                print(label.padding(toLength: 20, withPad: " ", startingAt: 0)
+                      + String(format: " %11.2f %13.2f %8.2f %6.2f", run.backDecodeMs, run.frontDecodeMs, run.composeMs, run.cpuPerFrameMs))
+            }
+            print(String(format: "role-sized decoding: front decode %.0f %% cheaper, both cameras' decoding %.0f %% cheaper; "
+                         + "at 30 fps that is %.1f %% of one core saved (%@)",
+                         frontSaving * 100, r.decodeSaving * 100,
+                         (r.fullSize.frontDecodeMs - r.roleSized.frontDecodeMs) * 30 / 10, ok ? "ok" : "REGRESSION"))
+        }
+        if !ok { throw ExitCode(1) }
     }
 
     private func jsonReport(_ results: [LatencyBench.Result], within: Bool) -> String {
