@@ -6,12 +6,16 @@ import Testing
 /// front solid red. Each scenario boots its own VM, so every one starts from fresh devices.
 @Suite(.serialized) struct VividTests {
     /// Runs a scenario in the VM; nil (having said why) when this machine cannot.
-    static func scenario(_ name: String, cameras: Int, environment: [String: String] = [:]) throws -> TempDir? {
+    /// `prepare`: puts what the scenario needs (media files) in its directory first.
+    static func scenario(_ name: String, cameras: Int, vividOptions: String? = nil, environment: [String: String] = [:],
+                         prepare: (TempDir) throws -> Void = { _ in }) throws -> TempDir? {
         guard Env.canRun(getuid() == 0, otherwise: "the vivid VM needs root (qemu, 9p export of /)") else { return nil }
         let vm = Env.repoRoot.appendingPathComponent("Scripts/vivid-vm.sh").path
         let script = Env.repoRoot.appendingPathComponent("Tests/vivid/scenario.sh").path
         let dir = try TempDir()
-        let r = try run(vm, ["--devices", "\(cameras)", "--", script, name, dir.url.path], environment: environment.merging(["DUALCAM": Env.dualcam]) { $1 })
+        try prepare(dir)
+        let devices = vividOptions.map { ["--vivid-opts", $0] } ?? ["--devices", "\(cameras)"]
+        let r = try run(vm, devices + ["--", script, name, dir.url.path], environment: environment.merging(["DUALCAM": Env.dualcam]) { $1 })
         guard Env.canRun(r.status != 125, otherwise: "the vivid VM could not start: \(r.stderr.suffix(600))") else { return nil }
         try #require(r.status == 0, "scenario \(name) exited \(r.status): \(r.stderr.suffix(2000))")
         return dir
@@ -79,7 +83,7 @@ import Testing
         #expect(formats.contains { $0["fourcc"] as? String == "YUYV" && !(($0["modes"] as? [Any])?.isEmpty ?? true) })
     }
 
-    @Test(arguments: [("two-yuyv", "YUYV"), ("two-nv12", "NV12")])
+    @Test(arguments: [("two-yuyv", "YUYV"), ("two-nv12", "NV12"), ("two-uyvy", "UYVY")])
     func twoCamerasRecordPictureInPicture(scenario: String, format: String) throws {
         try Env.requireFFmpegTools()
         guard let dir = try Self.scenario(scenario, cameras: 2) else { return }
@@ -108,28 +112,72 @@ import Testing
         try Self.expectPictureInPicture(dir, seconds: 2, frameFromEnd: 5)
     }
 
-    @Test func frontUnpluggedMidRecordingLeavesBackAloneAndAFullFile() throws {
+    /// Cameras offered only as multi-planar devices (vivid's multiplanar=2) are driven
+    /// directly, not through libv4l2's plugin.
+    @Test func multiplanarCamerasRecordPictureInPicture() throws {
         try Env.requireFFmpegTools()
-        guard let dir = try Self.scenario("front-unplugged", cameras: 2) else { return }
+        guard let dir = try Self.scenario("two-mplane", cameras: 2, vividOptions:
+            "n_devs=2 multiplanar=2,2 node_types=0x1,0x1 num_inputs=1,1 input_types=0,0 vid_cap_nr=0,1") else { return }
         #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
-        #expect(Self.stderr(dir).contains("/dev/video1 lost"), "\(Self.stderr(dir))")
-        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 4, small: true)
-        // 1 s in: both cameras streaming (the front's first frame can take a few frames to
-        // come in the VM, and until then the corner shows the back camera), not yet pulled.
-        let early = try Decode.frame(dir.path("out.mov"), index: 30, pixelFormat: "rgb24")
-        let late = try Decode.frame(dir.path("out.mov"), index: frames - 3, pixelFormat: "rgb24")
-        #expect(Self.looks(Self.smallInset(early), like: .red), "inset before \(Self.smallInset(early))")
-        #expect(Self.looks(Self.smallInset(late), like: .blue), "corner after \(Self.smallInset(late))")
+        #expect(Self.stderr(dir).contains("/dev/video0: YUYV") && Self.stderr(dir).contains("/dev/video1: YUYV"), "\(Self.stderr(dir))")
+        #expect(!Self.stderr(dir).contains("plugin"), "libv4l2's plugin spoke: \(Self.stderr(dir))")
+        try Self.expectPictureInPicture(dir, seconds: 3, frameFromEnd: 10)
     }
 
-    @Test func backStreamErrorLeavesFrontFullFrame() throws {
+    /// The front camera is unplugged 3 s into the recording and plugged back in 3 s later:
+    /// the back goes on alone meanwhile, and the front is back in the inset within 2 s.
+    @Test func anUnpluggedCameraPluggedBackInReturnsToTheInset() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("front-replugged", cameras: 2) else { return }
+        let log = Self.stderr(dir)
+        #expect(Self.status(dir) == 0, "\(log)")
+        #expect(log.contains("/dev/video1 lost"), "\(log)")
+        let back = try #require(Self.eventTime(log, "/dev/video1 is back"), "\(log)")
+        let lost = try #require(Self.eventTime(log, "/dev/video1 lost"), "\(log)")
+        print(String(format: "front camera lost at %.2f s, back in the inset at %.2f s (plugged in at ~6 s)", lost, back))
+        #expect(lost > 2 && lost < 4.5 && back > lost + 2 && back < 8, "\(log)")
+        let summary = try Self.summary(dir)
+        #expect(summary["cameraReopened"] as? Int == 1)
+        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 9, small: true)
+        func corner(_ seconds: Double) throws -> (Int, Int, Int) {
+            Self.smallInset(try Decode.frame(dir.path("out.mov"), index: Int(seconds * 30), pixelFormat: "rgb24"))
+        }
+        #expect(Self.looks(try corner(lost - 1), like: .red), "inset before the unplug")
+        #expect(Self.looks(try corner((lost + back) / 2), like: .blue), "corner while the front is out")
+        let end = Self.smallInset(try Decode.frame(dir.path("out.mov"), index: frames - 3, pixelFormat: "rgb24"))
+        #expect(Self.looks(end, like: .red), "inset at the end \(end)")
+    }
+
+    /// The back camera's stream breaks (EIO) 2 s in: the front goes full frame, the back is
+    /// reopened and takes the full frame back.
+    @Test func aBackCameraWhoseStreamBreaksIsReopened() throws {
         try Env.requireFFmpegTools()
         guard let dir = try Self.scenario("back-fatal-error", cameras: 2) else { return }
-        #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
-        #expect(Self.stderr(dir).contains("/dev/video0 lost"), "\(Self.stderr(dir))")
+        let log = Self.stderr(dir)
+        #expect(Self.status(dir) == 0, "\(log)")
+        let lost = try #require(Self.eventTime(log, "/dev/video0 lost"), "\(log)")
+        let back = try #require(Self.eventTime(log, "/dev/video0 is back"), "\(log)")
+        print(String(format: "back camera lost at %.2f s, full frame again at %.2f s", lost, back))
         let frames = try Self.checkFile(dir.path("out.mov"), seconds: 4, small: true)
+        let between = try Decode.frame(dir.path("out.mov"), index: Int((lost + back) / 2 * 30), pixelFormat: "rgb24")
+        #expect(Self.looks(Self.smallFull(between), like: .red), "full frame while the back is out \(Self.smallFull(between))")
         let late = try Decode.frame(dir.path("out.mov"), index: frames - 3, pixelFormat: "rgb24")
-        #expect(Self.looks(Self.smallFull(late), like: .red), "full frame after \(Self.smallFull(late))")
+        #expect(Self.looks(Self.smallFull(late), like: .blue) && Self.looks(Self.smallInset(late), like: .red),
+                "at the end: full frame \(Self.smallFull(late)), inset \(Self.smallInset(late))")
+    }
+
+    /// "at 3.02 s NAME lost (...)": the recording time of the first event containing `text`.
+    static func eventTime(_ log: String, _ text: String) -> Double? {
+        for line in log.split(separator: "\n") where line.contains(text) {
+            let words = line.split(separator: " ")
+            if let i = words.firstIndex(of: "at"), i + 1 < words.count, let t = Double(words[i + 1]) { return t }
+        }
+        return nil
+    }
+
+    static func summary(_ dir: TempDir) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("summary.json"))))
+                     as? [String: Any])
     }
 
     /// A/V sync to within one frame, against one reference event for camera and microphone:

@@ -17,6 +17,19 @@ keep_log() { cp "$log" "$out/stderr.txt"; }
 # second or more to deliver in the emulated VM.
 recording_started() { for _ in $(seq 300); do grep -q "recording to" "$log" 2>/dev/null && return; sleep 0.1; done; }
 record() { "$DUALCAM" record --capture 640x360 --json "$@" > "$out/summary.json" 2> "$log"; echo $? > "$out/status"; keep_log; }
+# Two MJPEG cameras from v4l2loopback (LOOPBACK_KO, built on the host by
+# Scripts/v4l2loopback.sh), /dev/video5 and /dev/video6, fed by ffmpeg with the files given:
+# a stream copy, so each buffer is one of the files' JPEGs, as a USB webcam sends them.
+loopback_cameras() {
+  modprobe -d "$VIVID_VM_MODDIR" videodev
+  insmod "$LOOPBACK_KO" devices=2 video_nr=5,6 exclusive_caps=1,1 card_label=BackCam,FrontCam
+  ffmpeg -nostdin -v error -re -stream_loop -1 -i "$1" -c:v copy -f v4l2 /dev/video5 2>> "$out/feeder.txt" &
+  ffmpeg -nostdin -v error -re -stream_loop -1 -i "$2" -c:v copy -f v4l2 /dev/video6 2>> "$out/feeder.txt" &
+  # With exclusive_caps a loopback device is a capture device once something writes to it.
+  for dev in /dev/video5 /dev/video6; do
+    for _ in $(seq 300); do v4l2-ctl -d "$dev" -D 2>/dev/null | grep -A3 "Device Caps" | grep -q "Video Capture" && break; sleep 0.1; done
+  done
+}
 case $name in
   devices)
     "$DUALCAM" devices > "$out/devices.txt" 2>&1
@@ -24,22 +37,44 @@ case $name in
     echo $? > "$out/status" ;;
   two-yuyv) record --duration 3 -o "$out/out.mov" ;;
   two-nv12) record --duration 3 --pixel-format NV12 -o "$out/out.mov" ;;
+  two-uyvy) record --duration 3 --pixel-format UYVY -o "$out/out.mov" ;;
+  two-mplane) record --duration 3 -o "$out/out.mov" ;;  # vivid started with multiplanar=2
+  mjpeg-two)
+    # A 640x360 back camera and a 1280x720 front one, both MJPEG.
+    loopback_cameras "$out/back.avi" "$out/front.avi"
+    record --duration 3 --back /dev/video5 --front /dev/video6 -o "$out/out.mov" ;;
+  mjpeg-corrupt)
+    # The back camera's stream has a damaged JPEG in every four (cut short, or garbled).
+    loopback_cameras "$out/back.avi" "$out/front.avi"
+    record --duration 3 --canvas 640x360 --video-encoder mpeg4 --back /dev/video5 --front /dev/video6 -o "$out/out.mov" ;;
+  front-replugged)
+    # 3 s into the recording the front camera is unplugged; 3 s later it is plugged back in.
+    # vivid brings an unplugged node back once every handle on it is closed, so this script
+    # holds one open for as long as the camera is to stay out.
+    record --duration 9 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" &
+    pid=$!
+    exec 3< /dev/video1
+    recording_started
+    sleep 3
+    v4l2-ctl -d /dev/video1 --set-ctrl=disconnect=1
+    sleep 3
+    exec 3<&-
+    wait "$pid" ;;
   single) record --duration 2 -o "$out/out.mov" ;;
   streamon-refused)
     # The back camera's next STREAMON fails (vivid answers EINVAL; a USB bus out of
     # bandwidth answers ENOSPC): record must go on with the next format and say so.
     v4l2-ctl -d /dev/video0 --set-ctrl=inject_vidioc_streamon_error=1
     record --duration 2 -o "$out/out.mov" ;;
-  front-unplugged | back-fatal-error)
-    if [ "$name" = front-unplugged ]; then dev=/dev/video1 ctl=disconnect; else dev=/dev/video0 ctl=inject_fatal_streaming_error; fi
+  back-fatal-error)
     # Real time matters here (the picture must change mid-file): a 640x360 MPEG-4 canvas,
     # as the emulated VM cannot encode 1080p HEVC at more than 1.6 fps.
     record --duration 4 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" &
     pid=$!
-    # 2 s into the recording, pull the plug.
+    # 2 s into the recording, the back camera's stream breaks (every DQBUF fails with EIO).
     recording_started
     sleep 2
-    v4l2-ctl -d "$dev" --set-ctrl="$ctl"=1
+    v4l2-ctl -d /dev/video0 --set-ctrl=inject_fatal_streaming_error=1
     wait "$pid" ;;
   av-sync | av-drift)
     # One reference event for eye and ear: dualcam-av-marker beeps into the loopback and
