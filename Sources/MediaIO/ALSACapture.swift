@@ -1,11 +1,14 @@
 import CALSA
+import CFFmpeg
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Captures audio from an ALSA device (alsa-lib) as 48 kHz stereo 16-bit, in periods
-/// stamped with the monotonic time of their first sample. Owns the PCM handle.
+/// Captures audio from an ALSA device (alsa-lib) as 48 kHz 16-bit, mono or stereo, in
+/// periods stamped with the monotonic time of their first sample. A device that cannot give
+/// that (a webcam microphone at 16 or 44.1 kHz, in S32 or float) is captured as it can and
+/// converted (`CaptureConverter`). Owns the PCM handle.
 public final class ALSACapture {
     public let device: String
     private var pcm: OpaquePointer?
@@ -13,47 +16,106 @@ public final class ALSACapture {
     private var status: OpaquePointer?
     /// Whether the device stamps its position with CLOCK_MONOTONIC (sw params accepted).
     private var kernelStamps = false
+    /// Channels of what `read` hands out: 1 or 2.
     public private(set) var channels: Int = 2
     public let sampleRate: Int = 48_000
-    public let periodFrames = 480  // 10 ms
+    /// What the device itself captures.
+    public private(set) var deviceFormat = DeviceFormat(name: "S16_LE", rate: 48_000, channels: 2)
+    private var converter: CaptureConverter?
+    /// Whether what the device gives is converted (it has no 48 kHz 16-bit mono or stereo).
+    public var converts: Bool { converter != nil }
+    /// Where a converted device's samples land before conversion.
+    private var deviceBuffer: UnsafeMutableRawPointer?
+    /// Device frames per read: 10 ms.
+    private var devicePeriod = 480
+    /// The most frames one `read` hands out.
+    public private(set) var periodFrames = 480
+
+    public struct DeviceFormat: Sendable, CustomStringConvertible {
+        public var name: String
+        public var rate: Int
+        public var channels: Int
+        public var description: String { "\(name) \(channels == 1 ? "mono" : "\(channels) channels") \(rate) Hz" }
+    }
+
+    /// Sample formats taken, best first, with what libswresample calls them.
+    private static let formats: [(alsa: snd_pcm_format_t, av: AVSampleFormat, bytes: Int, name: String)] = [
+        (snd_pcm_format_t(rawValue: dc_snd_pcm_format_s16()), AV_SAMPLE_FMT_S16, 2, "S16_LE"),
+        (SND_PCM_FORMAT_S32_LE, AV_SAMPLE_FMT_S32, 4, "S32_LE"),
+        (SND_PCM_FORMAT_FLOAT_LE, AV_SAMPLE_FMT_FLT, 4, "FLOAT_LE"),
+        (SND_PCM_FORMAT_U8, AV_SAMPLE_FMT_U8, 1, "U8"),
+    ]
 
     public init(device: String) throws(MediaError) {
         self.device = device
         dc_snd_quiet()
         var handle: OpaquePointer?
-        var rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_CAPTURE, 0)
+        let rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_CAPTURE, 0)
         guard rc >= 0, let handle else { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(rc))) }
         pcm = handle
-        var hw: OpaquePointer?
-        snd_pcm_hw_params_malloc(&hw)
-        defer { snd_pcm_hw_params_free(hw) }
-        snd_pcm_hw_params_any(handle, hw)
-        rc = snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
-        if rc >= 0 { rc = snd_pcm_hw_params_set_format(handle, hw, snd_pcm_format_t(rawValue: dc_snd_pcm_format_s16())) }
-        if rc >= 0 && snd_pcm_hw_params_set_channels(handle, hw, 2) < 0 {
-            // A mono microphone: captured as it is, doubled to stereo.
-            rc = snd_pcm_hw_params_set_channels(handle, hw, 1)
-            channels = 1
-        }
-        if rc >= 0 { rc = snd_pcm_hw_params_set_rate(handle, hw, UInt32(sampleRate), 0) }
-        var period = snd_pcm_uframes_t(periodFrames)
-        var dir: Int32 = 0
-        if rc >= 0 { rc = snd_pcm_hw_params_set_period_size_near(handle, hw, &period, &dir) }
-        // A second of buffer: a stalled machine (or a reader that starts late) loses nothing
-        // before it is a second behind. Latency is not at stake: periods are timestamped.
-        var buffer = snd_pcm_uframes_t(sampleRate)
-        if rc >= 0 { rc = snd_pcm_hw_params_set_buffer_size_near(handle, hw, &buffer) }
-        if rc >= 0 { rc = snd_pcm_hw_params(handle, hw) }
-        guard rc >= 0 else {
+        let format: (alsa: snd_pcm_format_t, av: AVSampleFormat, bytes: Int, name: String)
+        do { format = try configure(handle) } catch {
             snd_pcm_close(handle)
             pcm = nil
-            throw .cannotOpen(path: device, reason: "cannot capture 48 kHz 16-bit: " + String(cString: snd_strerror(rc)))
+            throw error
+        }
+        if format.av != AV_SAMPLE_FMT_S16 || deviceFormat.rate != sampleRate || deviceFormat.channels > 2 {
+            let c = try CaptureConverter(device: device, format: format.av, rate: deviceFormat.rate, channels: deviceFormat.channels)
+            channels = c.outputChannels
+            periodFrames = c.capacity(forInput: devicePeriod)
+            deviceBuffer = .allocate(byteCount: devicePeriod * deviceFormat.channels * format.bytes, alignment: 16)
+            converter = c
+        } else {
+            channels = deviceFormat.channels
+            periodFrames = devicePeriod
         }
         kernelStamps = Self.enableMonotonicStamps(handle)
         if snd_pcm_status_malloc(&status) < 0 { status = nil }
     }
 
+    /// Sets the hardware parameters: 48 kHz 16-bit stereo (or mono) when the device has
+    /// them, else the best format, channel count and rate nearest 48 kHz it has.
+    private func configure(_ handle: OpaquePointer) throws(MediaError) -> (alsa: snd_pcm_format_t, av: AVSampleFormat, bytes: Int, name: String) {
+        var hw: OpaquePointer?
+        snd_pcm_hw_params_malloc(&hw)
+        defer { snd_pcm_hw_params_free(hw) }
+        snd_pcm_hw_params_any(handle, hw)
+        func fail(_ what: String, _ rc: Int32) -> MediaError {
+            .cannotOpen(path: device, reason: "cannot capture (\(what)): " + String(cString: snd_strerror(rc)))
+        }
+        var rc = snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
+        guard rc >= 0 else { throw fail("interleaved access", rc) }
+        guard let format = Self.formats.first(where: { snd_pcm_hw_params_test_format(handle, hw, $0.alsa) == 0 }) else {
+            throw .cannotOpen(path: device, reason: "cannot capture: none of the sample formats S16, S32, FLOAT, U8")
+        }
+        rc = snd_pcm_hw_params_set_format(handle, hw, format.alsa)
+        guard rc >= 0 else { throw fail(format.name, rc) }
+        var count: UInt32 = 2
+        if snd_pcm_hw_params_test_channels(handle, hw, 2) != 0 {
+            count = 1
+            if snd_pcm_hw_params_test_channels(handle, hw, 1) != 0 { snd_pcm_hw_params_get_channels_min(hw, &count) }
+        }
+        rc = snd_pcm_hw_params_set_channels(handle, hw, count)
+        guard rc >= 0 else { throw fail("\(count) channels", rc) }
+        var rate = UInt32(sampleRate)
+        var dir: Int32 = 0
+        rc = snd_pcm_hw_params_set_rate_near(handle, hw, &rate, &dir)
+        guard rc >= 0, rate > 0 else { throw fail("a rate near 48 kHz", rc) }
+        devicePeriod = Int(rate) / 100
+        var period = snd_pcm_uframes_t(devicePeriod)
+        rc = snd_pcm_hw_params_set_period_size_near(handle, hw, &period, &dir)
+        // A second of buffer: a stalled machine (or a reader that starts late) loses nothing
+        // before it is a second behind. Latency is not at stake: periods are timestamped.
+        var buffer = snd_pcm_uframes_t(rate)
+        if rc >= 0 { rc = snd_pcm_hw_params_set_buffer_size_near(handle, hw, &buffer) }
+        if rc >= 0 { rc = snd_pcm_hw_params(handle, hw) }
+        guard rc >= 0 else { throw fail("\(format.name) \(count) channels \(rate) Hz", rc) }
+        deviceFormat = DeviceFormat(name: format.name, rate: Int(rate), channels: Int(count))
+        return format
+    }
+
     deinit {
+        deviceBuffer?.deallocate()
         if let status { snd_pcm_status_free(status) }
         if let pcm { snd_pcm_close(pcm) }
     }
@@ -88,7 +150,8 @@ public final class ALSACapture {
         case nothing
     }
 
-    /// Reads up to one period into `samples` (interleaved, `channels` per frame), waiting at
+    /// Reads up to one period into `samples` (interleaved, `channels` per frame, room for
+    /// `periodFrames`), waiting at
     /// most `timeout` seconds for it, so that a stalled device never holds up a stop.
     /// Throws when the device has failed or gone (unplugged).
     public func read(into samples: UnsafeMutablePointer<Int16>, timeout: Double = 0.2) throws(MediaError) -> ReadResult {
@@ -103,7 +166,7 @@ public final class ALSACapture {
             return .overrun
         }
         if ready < 0 { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(ready))) }
-        let n = snd_pcm_readi(pcm, samples, snd_pcm_uframes_t(periodFrames))
+        let n = snd_pcm_readi(pcm, deviceBuffer ?? UnsafeMutableRawPointer(samples), snd_pcm_uframes_t(devicePeriod))
         if n == -Int(EPIPE) || n == -Int(ESTRPIPE) {
             snd_pcm_prepare(pcm)
             return .overrun
@@ -115,7 +178,12 @@ public final class ALSACapture {
         if n < 0 { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(Int32(n)))) }
         // The period's first sample came `waiting + n` frames before `time`.
         let (waiting, time) = position(pcm)
-        return .samples(frames: Int(n), time: time - Double(waiting + Int(n)) / Double(sampleRate))
+        let first = time - Double(waiting + Int(n)) / Double(deviceFormat.rate)
+        guard let converter, let deviceBuffer else { return .samples(frames: Int(n), time: first) }
+        // What comes out first went into the resampler before this period.
+        let start = first - Double(converter.delayFrames) / Double(sampleRate)
+        let out = converter.convert(deviceBuffer, frames: Int(n), into: samples, capacity: periodFrames)
+        return out > 0 ? .samples(frames: out, time: start) : .nothing
     }
 
     /// Frames captured but not yet read, and the monotonic time at which that was so. The
