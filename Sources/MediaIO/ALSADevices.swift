@@ -1,0 +1,76 @@
+import CALSA
+import Foundation
+
+/// An ALSA capture device and what it can capture.
+public struct AudioDeviceInfo: Sendable, Codable {
+    /// What `--audio` takes: `hw:CARD,DEVICE`.
+    public var device: String
+    public var card: String
+    public var name: String
+    /// Nil when the device could not be opened to ask (busy: another program records).
+    public var channels: ClosedRange<Int>?
+    public var rates: ClosedRange<Int>?
+    public var formats: [String]
+    public var busy: Bool
+}
+
+public enum ALSADevices {
+    /// Every PCM capture device of every sound card, by card and device number.
+    public static func list() -> [AudioDeviceInfo] {
+        dc_snd_quiet()
+        var result: [AudioDeviceInfo] = []
+        var card: Int32 = -1
+        while snd_card_next(&card) >= 0 && card >= 0 {
+            var ctl: OpaquePointer?
+            guard snd_ctl_open(&ctl, "hw:\(card)", 0) >= 0, let ctl else { continue }
+            defer { snd_ctl_close(ctl) }
+            var cardInfo: OpaquePointer?
+            snd_ctl_card_info_malloc(&cardInfo)
+            defer { snd_ctl_card_info_free(cardInfo) }
+            let cardName = snd_ctl_card_info(ctl, cardInfo) >= 0 ? String(cString: snd_ctl_card_info_get_name(cardInfo)) : "card \(card)"
+            var pcmInfo: OpaquePointer?
+            snd_pcm_info_malloc(&pcmInfo)
+            defer { snd_pcm_info_free(pcmInfo) }
+            var device: Int32 = -1
+            while snd_ctl_pcm_next_device(ctl, &device) >= 0 && device >= 0 {
+                snd_pcm_info_set_device(pcmInfo, UInt32(device))
+                snd_pcm_info_set_subdevice(pcmInfo, 0)
+                snd_pcm_info_set_stream(pcmInfo, SND_PCM_STREAM_CAPTURE)
+                guard snd_ctl_pcm_info(ctl, pcmInfo) >= 0 else { continue }  // playback only
+                let name = String(cString: snd_pcm_info_get_name(pcmInfo))
+                result.append(describe("hw:\(card),\(device)", card: cardName, name: name))
+            }
+        }
+        return result
+    }
+
+    /// Opens the device without waiting (a busy one is reported as such) and reads the
+    /// ranges its hardware parameters allow.
+    static func describe(_ device: String, card: String, name: String) -> AudioDeviceInfo {
+        var info = AudioDeviceInfo(device: device, card: card, name: name, channels: nil, rates: nil, formats: [], busy: false)
+        var pcm: OpaquePointer?
+        let rc = snd_pcm_open(&pcm, device, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)
+        guard rc >= 0, let pcm else {
+            info.busy = rc == -EBUSY
+            return info
+        }
+        defer { snd_pcm_close(pcm) }
+        var hw: OpaquePointer?
+        snd_pcm_hw_params_malloc(&hw)
+        defer { snd_pcm_hw_params_free(hw) }
+        guard snd_pcm_hw_params_any(pcm, hw) >= 0 else { return info }
+        var cmin: UInt32 = 0, cmax: UInt32 = 0, rmin: UInt32 = 0, rmax: UInt32 = 0
+        var dir: Int32 = 0
+        if snd_pcm_hw_params_get_channels_min(hw, &cmin) >= 0, snd_pcm_hw_params_get_channels_max(hw, &cmax) >= 0, cmin <= cmax {
+            info.channels = Int(cmin)...Int(cmax)
+        }
+        if snd_pcm_hw_params_get_rate_min(hw, &rmin, &dir) >= 0, snd_pcm_hw_params_get_rate_max(hw, &rmax, &dir) >= 0, rmin <= rmax {
+            info.rates = Int(rmin)...Int(rmax)
+        }
+        for f in [SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_S24_LE, SND_PCM_FORMAT_S24_3LE, SND_PCM_FORMAT_S32_LE,
+                  SND_PCM_FORMAT_FLOAT_LE, SND_PCM_FORMAT_U8] where snd_pcm_hw_params_test_format(pcm, hw, f) == 0 {
+            info.formats.append(String(cString: snd_pcm_format_name(f)))
+        }
+        return info
+    }
+}
