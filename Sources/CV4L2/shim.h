@@ -19,6 +19,15 @@ static inline void *dc_v4l2_mmap(void *start, size_t length, int prot, int flags
 }
 static inline int dc_v4l2_munmap(void *start, size_t length) { return v4l2_munmap(start, length); }
 
+/* libv4l2 prints its own errors to stderr; they reach us as return codes, and DualCam
+ * reports them in one line. */
+#include <stdio.h>
+static inline void dc_v4l2_quiet(void) {
+    static FILE *null;
+    if (!null) null = fopen("/dev/null", "w");
+    if (null) v4l2_log_file = null;
+}
+
 /* The same calls straight to the kernel, for devices libv4l2 would only wrap in a plugin
  * (multi-planar ones), and for the first look at a device. */
 static inline int dc_raw_open(const char *path, int flags) { return open(path, flags); }

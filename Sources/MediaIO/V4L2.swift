@@ -102,6 +102,7 @@ public final class V4L2Device {
             return
         }
         _ = dc_raw_close(raw)
+        dc_v4l2_quiet()
         let fd = dc_v4l2_open(path, flags)
         guard fd >= 0 else { throw V4L2Error(device: path, operation: "open", code: errno) }
         self.fd = fd

@@ -26,7 +26,7 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("Audio: an ALSA capture device, or none for a silent track.", valueName: "ALSA_DEVICE|none"))
     var audio = "none"
     @Flag(help: "Start with the pictures swapped.") var swap = false
-    @Option(help: ArgumentHelp("Use only this camera pixel format: YUYV, NV12, YU12 or MJPG.", valueName: "FOURCC"))
+    @Option(help: ArgumentHelp("Use only this camera pixel format: YUYV, UYVY, NV12, YU12 or MJPG.", valueName: "FOURCC"))
     var pixelFormat: String?
     @Flag(help: "Print the summary as JSON.") var json = false
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
@@ -50,8 +50,8 @@ struct Record: ParsableCommand {
         guard fps > 0 && fps <= 240 else { throw ValidationError("--fps must be between 0 and 240") }
         guard EncodingOptions.presets.contains(preset) else { throw ValidationError("unknown --preset \(preset)") }
         guard (0...51).contains(crf) else { throw ValidationError("--crf must be 0-51") }
-        if let pixelFormat, !["YUYV", "NV12", "YU12", "MJPG"].contains(pixelFormat) {
-            throw ValidationError("--pixel-format must be YUYV, NV12, YU12 or MJPG")
+        if let pixelFormat, !["YUYV", "UYVY", "NV12", "YU12", "MJPG"].contains(pixelFormat) {
+            throw ValidationError("--pixel-format must be YUYV, UYVY, NV12, YU12 or MJPG")
         }
         if let canvas {
             guard let size = Size(parsing: canvas) else { throw ValidationError("--canvas must be WIDTHxHEIGHT") }
