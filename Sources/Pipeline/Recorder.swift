@@ -158,7 +158,11 @@ public final class Recorder {
 
     private func openAudio() throws(RecordError) -> LiveAudio? {
         guard let device = options.audioDevice else { return nil }
-        do { return try LiveAudio(device: device) } catch { throw .media(error) }
+        let live: LiveAudio
+        do { live = try LiveAudio(device: device) } catch { throw .media(error) }
+        let f = live.capture.deviceFormat
+        log("\(device): \(f)" + (live.capture.converts ? ", converted to 48 kHz \(live.capture.channels == 1 ? "mono" : "stereo")" : ""))
+        return live
     }
 
     /// The sources asked for, or the first capture devices; those that cannot be opened are
@@ -221,6 +225,7 @@ public final class Recorder {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
             let at = Double(clock.next) / Double(clock.fps)
             if queue.error != nil || !sources.update(at: at, event: event) { return }
+            if durationPassedWithoutCamera(clock, sources) { return }
             guard let (frame, isNew) = sources.driver.exchange.take(), isNew else { continue }
             if clock.origin == nil {
                 if Self.isStale(frame.timestamp, startedAt: startedAt) { continue }
@@ -239,6 +244,16 @@ public final class Recorder {
                               compositor: compositor) else { return }
             }
         }
+    }
+
+    /// A recording with a duration whose every camera is away (unplugged, being looked for)
+    /// ends when that much time has passed since its start, rather than wait for ever.
+    private func durationPassedWithoutCamera(_ clock: SlotClock, _ sources: SourceSet) -> Bool {
+        guard let origin = clock.origin, let duration = options.duration, !sources.anyInPicture,
+              monotonicNow() > origin + duration + SourceSet.lostAfter else { return false }
+        event(String(format: "the %.1f s asked for have passed with no camera: finishing the file at %.2f s",
+                     duration, Double(clock.next) / Double(clock.fps)))
+        return true
     }
 
     /// Composes `frame` with the newest inset picture into slot `slot`. False when the

@@ -46,6 +46,9 @@ final class SourceSet {
         return s.state == .starting && !alive(s)
     }
 
+    /// Whether any source is in the picture (delivering) now.
+    var anyInPicture: Bool { all.contains { alive($0) } }
+
     func reason(_ s: LiveSource) -> String {
         if case let .lost(why) = s.state { return why }
         if case let .away(why) = s.state { return why }
