@@ -106,9 +106,10 @@ import Testing
         try Env.requireFFmpegTools()
         guard let dir = try Self.scenario("streamon-refused", cameras: 2) else { return }
         #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
-        #expect(Self.stderr(dir).contains("/dev/video0: cannot stream YUYV 640x360: Invalid argument; trying NV12 640x360"),
+        #expect(Self.stderr(dir).contains("/dev/video0: cannot stream YUYV 640x360: Invalid argument; trying UYVY 640x360"),
                 "\(Self.stderr(dir))")
-        #expect(Self.stderr(dir).contains("/dev/video0: NV12 640x360") && Self.stderr(dir).contains("/dev/video1: YUYV 640x360"))
+        #expect(Self.stderr(dir).contains("/dev/video0: UYVY 640x360") && Self.stderr(dir).contains("/dev/video1: YUYV 640x360"))
+        #expect(!Self.stderr(dir).contains("libv4l2"), "libv4l2 printed its own error: \(Self.stderr(dir))")
         try Self.expectPictureInPicture(dir, seconds: 2, frameFromEnd: 5)
     }
 
@@ -146,6 +147,19 @@ import Testing
         #expect(Self.looks(try corner((lost + back) / 2), like: .blue), "corner while the front is out")
         let end = Self.smallInset(try Decode.frame(dir.path("out.mov"), index: frames - 3, pixelFormat: "rgb24"))
         #expect(Self.looks(end, like: .red), "inset at the end \(end)")
+    }
+
+    /// The only camera is unplugged 1 s into a 4 s recording and never comes back: the
+    /// recording waits for it no longer than the duration asked, and keeps what it has.
+    @Test func aSingleCameraGoneForGoodEndsTheRecordingAtItsDuration() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("single-unplugged", cameras: 1) else { return }
+        let log = Self.stderr(dir)
+        #expect(Self.status(dir) == 0, "\(log)")
+        #expect(log.contains("waiting for a camera to come back") && log.contains("have passed with no camera"), "\(log)")
+        let v = try #require(try Probe(dir.path("out.mov")).stream("video"))
+        let seconds = try #require(Probe.number(v["duration"]))
+        #expect(seconds > 0.5 && seconds < 2.5, "\(seconds) s kept")
     }
 
     /// The back camera's stream breaks (EIO) 2 s in: the front goes full frame, the back is
@@ -277,6 +291,31 @@ import Testing
         #expect(abs(error) < frame, "A/V error \(error) ms (mean offset \(mean) ms)")
         #expect(spread <= frame + 2 * slack, "offsets spread over \(spread) ms: more than one frame of phase")
         return try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("summary.json")))) as? [String: Any]
+    }
+
+    /// A microphone that only captures mono 44.1 kHz (snd-aloop fed a mono 44.1 kHz tone):
+    /// `devices` lists it, and the recording has its tone in 48 kHz stereo.
+    @Test func aMono44kHzMicrophoneRecords48kHzStereo() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("mic-mono-44k", cameras: 1) else { return }
+        let log = Self.stderr(dir)
+        #expect(Self.status(dir) == 0, "\(log)")
+        #expect(log.contains("hw:Loopback,1,0: S16_LE mono 44100 Hz, converted to 48 kHz mono"), "\(log)")
+        let listing = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("devices.json"))))
+                                   as? [String: Any])
+        let microphones = try #require(listing["audio"] as? [[String: Any]])
+        #expect(microphones.contains { ($0["card"] as? String) == "Loopback" && ($0["device"] as? String)?.hasPrefix("hw:") == true },
+                "\(microphones)")
+        let a = try #require(try Probe(dir.path("out.mov")).stream("audio"))
+        #expect(a["sample_rate"] as? String == "48000" && a["channels"] as? Int == 2, "\(a)")
+        let audio = try Decode.audio(dir.path("out.mov"))
+        for second in [1, 3] {
+            for channel in 0..<2 {
+                let level = rms(audio, channel: channel, from: second * 48_000, count: 24_000)
+                let tone = dominantFrequency(audio, channel: channel, from: second * 48_000, count: 24_000)
+                #expect(level > 0.05 && abs(tone - 441) < 10, "at \(second) s, channel \(channel): rms \(level), \(tone) Hz")
+            }
+        }
     }
 
     /// The microphone is unplugged 2.5 s into a 6 s recording: the recording goes on with

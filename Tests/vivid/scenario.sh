@@ -66,6 +66,17 @@ case $name in
     # bandwidth answers ENOSPC): record must go on with the next format and say so.
     v4l2-ctl -d /dev/video0 --set-ctrl=inject_vidioc_streamon_error=1
     record --duration 2 -o "$out/out.mov" ;;
+  single-unplugged)
+    # The only camera is unplugged 1 s in and never comes back (this script holds the node
+    # away): the recording must end once its duration has passed, with what it has.
+    record --duration 4 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" &
+    pid=$!
+    exec 3< /dev/video0
+    recording_started
+    sleep 1
+    v4l2-ctl -d /dev/video0 --set-ctrl=disconnect=1
+    wait "$pid"
+    exec 3<&- ;;
   back-fatal-error)
     # Real time matters here (the picture must change mid-file): a 640x360 MPEG-4 canvas,
     # as the emulated VM cannot encode 1080p HEVC at more than 1.6 fps.
@@ -133,6 +144,23 @@ w.writeframes(second * 60)'
     sleep 2.5
     echo snd_aloop.0 > /sys/bus/platform/drivers/snd_aloop/unbind
     wait "$pid"
+    echo $? > "$out/status"
+    keep_log
+    kill "$tone" 2>/dev/null || true ;;
+  mic-mono-44k)
+    # A microphone that captures only mono 44.1 kHz, as many webcam microphones do: snd-aloop
+    # gives its capture side the format of what is playing into it.
+    modprobe -d "$VIVID_VM_MODDIR" snd-aloop
+    python3 -c 'import math, struct, wave
+w = wave.open("/run/tone.wav", "wb"); w.setnchannels(1); w.setsampwidth(2); w.setframerate(44100)
+second = b"".join(struct.pack("<h", int(12000 * math.sin(2 * math.pi * 441 * i / 44100))) for i in range(44100))
+w.writeframes(second * 60)'
+    aplay -q -D hw:Loopback,0,0 /run/tone.wav > /dev/null 2>&1 &
+    tone=$!
+    for _ in $(seq 100); do grep -q RUNNING /proc/asound/Loopback/pcm0p/sub0/status 2>/dev/null && break; sleep 0.1; done
+    "$DUALCAM" devices --json > "$out/devices.json" 2> "$out/devices-stderr.txt"
+    "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 \
+      --audio hw:Loopback,1,0 --duration 4 --json -o "$out/out.mov" > "$out/summary.json" 2> "$log"
     echo $? > "$out/status"
     keep_log
     kill "$tone" 2>/dev/null || true ;;
