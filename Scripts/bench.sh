@@ -37,6 +37,10 @@ swift test --skip-build --scratch-path .build-v3 --filter CompositorTests
 unset DUALCAM_X86_64_LEVEL
 echo "bench: the AVX2 build's kernels exact"
 
+# The MJPEG camera path: two 1080p cameras' JPEGs decoded and composed; fails if decoding
+# the inset camera at its role's size saves less than a quarter of its decoding.
+.build/release/dualcam bench --mjpeg --frames 200
+
 # The live pipeline end to end: two 1080p30 files as cameras for 30 s, p99 within budget.
 bash Benchmarks/record-latency.sh 30
 

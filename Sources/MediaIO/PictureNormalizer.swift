@@ -76,6 +76,30 @@ final class PictureNormalizer {
     }
 }
 
+extension MJPEGDecoder {
+    /// What webcams send, full-range 4:2:2 or 4:2:0 at the size wanted, converted by our
+    /// own kernel (`JPEGRange`); nil for anything else, which goes to libswscale.
+    static func convertFullRange(_ f: UnsafeMutablePointer<AVFrame>, into buffer: I420Buffer) -> YCbCrMatrix? {
+        let format = AVPixelFormat(rawValue: f.pointee.format)
+        let jpegRange = f.pointee.color_range == AVCOL_RANGE_JPEG
+        let fullHeight: Bool
+        switch format {
+        case AV_PIX_FMT_YUVJ422P: fullHeight = true
+        case AV_PIX_FMT_YUVJ420P: fullHeight = false
+        case AV_PIX_FMT_YUV422P where jpegRange: fullHeight = true
+        case AV_PIX_FMT_YUV420P where jpegRange: fullHeight = false
+        default: return nil
+        }
+        guard buffer.size == Size(width: Int(f.pointee.width), height: Int(f.pointee.height)),
+              f.pointee.linesize.0 > 0, f.pointee.linesize.1 > 0, f.pointee.linesize.1 == f.pointee.linesize.2,
+              let y = f.pointee.data.0, let u = f.pointee.data.1, let v = f.pointee.data.2 else { return nil }
+        JPEGRange.convertSIMD(JPEGRange.Source(y: y, yStride: Int(f.pointee.linesize.0), u: u, v: v,
+                                               chromaStride: Int(f.pointee.linesize.1), chromaFullHeight: fullHeight),
+                              into: buffer.view)
+        return VideoReader.matrix(of: f.pointee.colorspace, height: Int(f.pointee.height))
+    }
+}
+
 /// Decodes camera MJPEG buffers (one JPEG each) into limited-range I420, at full size or,
 /// with `shift`, at 1/2^shift (libavcodec's `lowres`: the IDCT makes the smaller picture
 /// directly, for a fraction of the work).
@@ -86,6 +110,9 @@ public final class MJPEGDecoder {
     private let normaliser = PictureNormalizer()
     public let name: String
     public let shift: Int
+    /// Leaves the conversion to I420 to libswscale, as an ffmpeg pipeline would (the
+    /// benchmark's reference).
+    public var convertsWithLibswscale = false
 
     public init(name: String, shift: Int = 0) throws(MediaError) {
         self.name = name
@@ -123,6 +150,7 @@ public final class MJPEGDecoder {
         if frame.pointer.pointee.decode_error_flags != 0 {
             throw .undecodable(path: name, reason: "damaged JPEG data")
         }
+        if !convertsWithLibswscale, let matrix = Self.convertFullRange(frame.pointer, into: buffer) { return matrix }
         let (view, converted, matrix) = try normaliser.normalise(frame.pointer, path: name, into: buffer, size: buffer.size)
         // Already limited-range I420 of the right size (rare for JPEG): copy it out.
         if converted == nil { buffer.view.copy(from: view) }

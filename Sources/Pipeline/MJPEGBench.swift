@@ -15,6 +15,7 @@ public struct MJPEGBench {
 
     public struct Run: Sendable, Codable {
         public var frontShift: Int
+        public var libswscale = false
         public var backDecodeMs: Double
         public var frontDecodeMs: Double
         public var composeMs: Double
@@ -23,6 +24,8 @@ public struct MJPEGBench {
     }
 
     public struct Result: Sendable, Codable {
+        /// Both at full size, converted to I420 by libswscale: what an ffmpeg pipeline does.
+        public var reference: Run
         public var fullSize: Run
         public var roleSized: Run
         public var jpegBytes: Int
@@ -36,13 +39,15 @@ public struct MJPEGBench {
         let backs = try jpegs(seed: 1), fronts = try jpegs(seed: 2)
         let shift = DecodeScale.largestShift(source: cameraSize, covering: layout.inset)
         // Alternated, so both see the same machine.
-        var full: [Run] = [], role: [Run] = []
+        var reference: [Run] = [], full: [Run] = [], role: [Run] = []
         for _ in 0..<2 {
+            reference.append(try measure(backs, fronts, frontShift: 0, libswscale: true))
             full.append(try measure(backs, fronts, frontShift: 0))
             role.append(try measure(backs, fronts, frontShift: shift))
         }
         func best(_ runs: [Run]) -> Run { runs.min { $0.cpuPerFrameMs < $1.cpuPerFrameMs }! }
-        return Result(fullSize: best(full), roleSized: best(role), jpegBytes: backs.map(\.count).reduce(0, +) / backs.count)
+        return Result(reference: best(reference), fullSize: best(full), roleSized: best(role),
+                      jpegBytes: backs.map(\.count).reduce(0, +) / backs.count)
     }
 
     /// Eight distinct camera-like pictures as JPEGs: gradients under a little sensor-like
@@ -65,9 +70,11 @@ public struct MJPEGBench {
         }
     }
 
-    private func measure(_ backs: [[UInt8]], _ fronts: [[UInt8]], frontShift: Int) throws -> Run {
+    private func measure(_ backs: [[UInt8]], _ fronts: [[UInt8]], frontShift: Int, libswscale: Bool = false) throws -> Run {
         let backDecoder = try MJPEGDecoder(name: "back", shift: 0)
         let frontDecoder = try MJPEGDecoder(name: "front", shift: frontShift)
+        backDecoder.convertsWithLibswscale = libswscale
+        frontDecoder.convertsWithLibswscale = libswscale
         let back = I420Buffer(size: cameraSize), front = I420Buffer(size: DecodeScale.reduced(cameraSize, shift: frontShift))
         let compositor = try PiPCompositor(layout: layout, threads: 1)
         let canvas = I420Buffer(size: layout.canvas)
@@ -88,7 +95,7 @@ public struct MJPEGBench {
             composeMs.append((t3 - t2) * 1000)
         }
         func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
-        return Run(frontShift: frontShift, backDecodeMs: median(backMs), frontDecodeMs: median(frontMs),
+        return Run(frontShift: frontShift, libswscale: libswscale, backDecodeMs: median(backMs), frontDecodeMs: median(frontMs),
                    composeMs: median(composeMs))
     }
 }

@@ -27,7 +27,7 @@ struct Bench: ParsableCommand {
     @Flag(help: "Instead of timing, check that the SIMD kernels give the scalar reference's output to the bit in each case (exit 1 if not).")
     var verify = false
     @Flag(help: ArgumentHelp(
-        "Time the MJPEG camera path instead: two 1080p cameras' JPEGs decoded and composed, the front at full size and at the size its inset needs (exit 1 if that saves less than a third of its decoding).",
+        "Time the MJPEG camera path instead: two 1080p cameras' JPEGs decoded and composed, the front at full size and at the size its inset needs (exit 1 if that saves less than a quarter of its decoding).",
         valueName: "mjpeg"))
     var mjpeg = false
 
@@ -74,8 +74,8 @@ struct Bench: ParsableCommand {
         if !within { throw ExitCode(1) }
     }
 
-    /// Role-sized decoding must save at least this share of the front camera's decode.
-    static let mjpegFrontSavingFloor = 1.0 / 3
+    /// Role-sized decoding must save at least this share of the front camera's decode (50 % measured, 44-61 % on a noisier day).
+    static let mjpegFrontSavingFloor = 0.25
 
     private func runMJPEG() throws {
         var bench = MJPEGBench()
@@ -90,7 +90,8 @@ struct Bench: ParsableCommand {
         } else {
             print("MJPEG path, 1080p back + 1080p front (\(r.jpegBytes / 1000) kB JPEGs), CPU ms per frame (p50 of \(frames)):")
             print("front decoded at     back decode  front decode  compose  total")
-            for (label, run) in [("full size", r.fullSize), ("1/\(1 << r.roleSized.frontShift) (inset role)", r.roleSized)] {
+            for (label, run) in [("full, libswscale", r.reference), ("full size", r.fullSize),
+                                 ("1/\(1 << r.roleSized.frontShift) (inset role)", r.roleSized)] {
                 print(label.padding(toLength: 20, withPad: " ", startingAt: 0)
                       + String(format: " %11.2f %13.2f %8.2f %6.2f", run.backDecodeMs, run.frontDecodeMs, run.composeMs, run.cpuPerFrameMs))
             }
@@ -98,6 +99,8 @@ struct Bench: ParsableCommand {
                          + "at 30 fps that is %.1f %% of one core saved (%@)",
                          frontSaving * 100, r.decodeSaving * 100,
                          (r.fullSize.frontDecodeMs - r.roleSized.frontDecodeMs) * 30 / 10, ok ? "ok" : "REGRESSION"))
+            print(String(format: "against full size with libswscale converting (an ffmpeg pipeline's way): %.2fx less CPU per frame",
+                         r.reference.cpuPerFrameMs / r.roleSized.cpuPerFrameMs))
         }
         if !ok { throw ExitCode(1) }
     }

@@ -1,4 +1,4 @@
-import Compositor
+@testable import Compositor
 import Testing
 
 /// Every SIMD kernel against its scalar reference, bit for bit, on random data and on the
@@ -206,5 +206,35 @@ import Testing
             #expect((0..<p.height).allSatisfy { y in (0..<p.width).allSatisfy { p[$0, y] == q[$0, y] } })
         }
         #expect(a.view.v[0, 0] == chroma[1])
+    }
+}
+
+@Suite struct JPEGRangeTests {
+    @Test(arguments: [true, false], [(1920, 1080), (640, 360), (64, 2), (66, 3), (96, 17), (240, 135), (10, 5)])
+    func simdMatchesScalar(fullHeightChroma: Bool, size: (w: Int, h: Int)) {
+        let (w, h) = size
+        let cw = (w + 1) / 2, ch = fullHeightChroma ? h : (h + 1) / 2
+        let yStride = w + 24, cStride = cw + 40
+        var rng = SplitMix64(state: UInt64(w * 31 + h))
+        let luma = (0..<(yStride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let u = (0..<(cStride * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let v = (0..<(cStride * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let a = I420Buffer(size: Size(width: w, height: h)), b = I420Buffer(size: Size(width: w, height: h))
+        let source = JPEGRange.Source(y: luma, yStride: yStride, u: u, v: v, chromaStride: cStride, chromaFullHeight: fullHeightChroma)
+        JPEGRange.convertScalar(source, into: a.view)
+        JPEGRange.convertSIMD(source, into: b.view)
+        for (p, q) in zip(a.view.planes, b.view.planes) {
+            #expect((0..<p.height).allSatisfy { y in (0..<p.width).allSatisfy { p[$0, y] == q[$0, y] } })
+        }
+        // The reference itself: the exact rounded scaling of the (paired) samples.
+        #expect(Int(a.view.y[0, 0]) == Int((Double(luma[0]) * 219 / 255).rounded()) + 16)
+        let c0 = fullHeightChroma && h > 1 ? (Int(u[0]) + Int(u[cStride]) + 1) / 2 : Int(u[0])
+        #expect(Int(a.view.u[0, 0]) == Int((Double(c0) * 224 / 255).rounded()) + 16)
+    }
+
+    @Test func theRangeEndsMapToTheLimitedRangeEnds() {
+        #expect(JPEGRange.limited(0, scale: 219) == 16 && JPEGRange.limited(255, scale: 219) == 235)
+        #expect(JPEGRange.limited(0, scale: 224) == 16 && JPEGRange.limited(255, scale: 224) == 240)
+        #expect(JPEGRange.limited(128, scale: 224) == 128)
     }
 }

@@ -1,0 +1,102 @@
+/// What a JPEG decoder gives (full-range planar Y'CbCr, 4:2:2 as webcams send or 4:2:0) to
+/// limited-range I420 in one pass: each sample scaled exactly (Y' by 219/255, chroma by
+/// 224/255, rounded), 4:2:2 chroma rows paired by their rounded-up mean first. A scalar
+/// reference and a SIMD version that must agree to the bit; libswscale did the same job in
+/// more time than the decode itself.
+public enum JPEGRange {
+    /// Full-range planes: chroma at half width, and at full height (4:2:2) or half (4:2:0).
+    public struct Source {
+        public var y: UnsafePointer<UInt8>, yStride: Int
+        public var u: UnsafePointer<UInt8>, v: UnsafePointer<UInt8>, chromaStride: Int
+        public var chromaFullHeight: Bool
+        public init(y: UnsafePointer<UInt8>, yStride: Int, u: UnsafePointer<UInt8>, v: UnsafePointer<UInt8>,
+                    chromaStride: Int, chromaFullHeight: Bool) {
+            self.y = y
+            self.yStride = yStride
+            self.u = u
+            self.v = v
+            self.chromaStride = chromaStride
+            self.chromaFullHeight = chromaFullHeight
+        }
+    }
+
+    /// round(x * scale / 255) + 16, for x in 0...255 (exact: the divide-by-255 identity).
+    @inline(__always)
+    static func limited(_ x: UInt8, scale: UInt16) -> UInt8 {
+        let t = UInt16(x) &* scale &+ 128
+        return UInt8(truncatingIfNeeded: (t &+ (t &>> 8)) &>> 8 &+ 16)
+    }
+
+    @inline(__always)
+    static func limited(_ x: SIMD16<UInt16>, scale: UInt16) -> SIMD16<UInt16> {
+        let t = x &* scale &+ 128
+        return (t &+ (t &>> 8)) &>> 8 &+ 16
+    }
+
+    static let lumaScale: UInt16 = 219, chromaScale: UInt16 = 224
+
+    public static func convertScalar(_ s: Source, into out: I420View) {
+        for y in 0..<out.y.height {
+            let src = s.y + y * s.yStride, dst = out.y.row(y)
+            for x in 0..<out.y.width { dst[x] = limited(src[x], scale: lumaScale) }
+        }
+        let rows = s.chromaFullHeight ? out.y.height : out.u.height
+        for cy in 0..<out.u.height {
+            for (plane, dstPlane) in [(s.u, out.u), (s.v, out.v)] {
+                let r0 = plane + (s.chromaFullHeight ? 2 * cy : cy) * s.chromaStride
+                let r1 = s.chromaFullHeight ? plane + min(2 * cy + 1, rows - 1) * s.chromaStride : r0
+                let dst = dstPlane.row(cy)
+                for cx in 0..<dstPlane.width {
+                    dst[cx] = limited(CameraFormats.mean(r0[cx], r1[cx]), scale: chromaScale)
+                }
+            }
+        }
+    }
+
+    /// 32 bytes at a time as 16-bit lanes: the even bytes (AND) and the odd ones (shift)
+    /// scaled apart and put back together, which stays in vector registers.
+    @inline(__always)
+    static func limitedBlock(_ p: UnsafeRawPointer, _ offset: Int, scale: UInt16) -> SIMD16<UInt16> {
+        let pairs = p.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt16>.self)
+        return limited(pairs & 0x00FF, scale: scale) | limited(pairs &>> 8, scale: scale) &<< 8
+    }
+
+    public static func convertSIMD(_ s: Source, into out: I420View) {
+        guard out.y.width >= 32, out.u.width >= 32 else { return convertScalar(s, into: out) }
+        for y in 0..<out.y.height {
+            convertRow(UnsafeRawPointer(s.y + y * s.yStride), UnsafeMutableRawPointer(out.y.row(y)),
+                       width: out.y.width, scale: lumaScale)
+        }
+        let rows = s.chromaFullHeight ? out.y.height : out.u.height
+        let cw = out.u.width
+        for cy in 0..<out.u.height {
+            for (plane, dstPlane) in [(s.u, out.u), (s.v, out.v)] {
+                let dst = UnsafeMutableRawPointer(dstPlane.row(cy))
+                let r0 = UnsafeRawPointer(plane + (s.chromaFullHeight ? 2 * cy : cy) * s.chromaStride)
+                guard s.chromaFullHeight else { convertRow(r0, dst, width: cw, scale: chromaScale); continue }
+                let r1 = UnsafeRawPointer(plane + min(2 * cy + 1, rows - 1) * s.chromaStride)
+                var x = 0
+                while x < cw {
+                    if x &+ 32 > cw { x = cw &- 32 }
+                    let a = r0.loadUnaligned(fromByteOffset: x, as: SIMD32<UInt8>.self)
+                    let b = r1.loadUnaligned(fromByteOffset: x, as: SIMD32<UInt8>.self)
+                    let m = SIMD32<UInt8>(lowHalf: CameraFormats.mean(a.lowHalf, b.lowHalf),
+                                          highHalf: CameraFormats.mean(a.highHalf, b.highHalf))
+                    withUnsafeBytes(of: m) { dst.storeBytes(of: limitedBlock($0.baseAddress!, 0, scale: chromaScale),
+                                                            toByteOffset: x, as: SIMD16<UInt16>.self) }
+                    x &+= 32
+                }
+            }
+        }
+    }
+
+    @inline(__always)
+    static func convertRow(_ src: UnsafeRawPointer, _ dst: UnsafeMutableRawPointer, width: Int, scale: UInt16) {
+        var x = 0
+        while x < width {
+            if x &+ 32 > width { x = width &- 32 }  // overlap the last block rather than go scalar
+            dst.storeBytes(of: limitedBlock(src, x, scale: scale), toByteOffset: x, as: SIMD16<UInt16>.self)
+            x &+= 32
+        }
+    }
+}
