@@ -136,10 +136,12 @@ import Testing
         let back = try #require(Self.eventTime(log, "/dev/video1 is back"), "\(log)")
         let lost = try #require(Self.eventTime(log, "/dev/video1 lost"), "\(log)")
         print(String(format: "front camera lost at %.2f s, back in the inset at %.2f s (plugged in at ~6 s)", lost, back))
-        #expect(lost > 2 && lost < 4.5 && back > lost + 2 && back < 8, "\(log)")
+        // Held out for 3 s of wall time; then found within a rescan (0.5 s) and in the inset
+        // at its first frame. The emulated VM stalls now and then, so 2 s more is allowed.
+        #expect(lost > 2 && lost < 5 && back > lost + 2 && back < lost + 5, "\(log)")
         let summary = try Self.summary(dir)
         #expect(summary["cameraReopened"] as? Int == 1)
-        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 9, small: true)
+        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 10, small: true)
         func corner(_ seconds: Double) throws -> (Int, Int, Int) {
             Self.smallInset(try Decode.frame(dir.path("out.mov"), index: Int(seconds * 30), pixelFormat: "rgb24"))
         }

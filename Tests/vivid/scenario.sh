@@ -30,6 +30,23 @@ loopback_cameras() {
     for _ in $(seq 300); do v4l2-ctl -d "$dev" -D 2>/dev/null | grep -A3 "Device Caps" | grep -q "Video Capture" && break; sleep 0.1; done
   done
 }
+# unplugged_during DEV AFTER FOR RECORD-ARGS...: a small-canvas recording (real time matters)
+# during which DEV is unplugged AFTER seconds in, and plugged back in FOR seconds later (or
+# never: "forever"). vivid brings an unplugged node back once every handle on it is
+# closed, so this script holds one open for as long as the camera is to stay out.
+unplugged_during() {
+  local dev=$1 after=$2 away=$3
+  shift 3
+  record --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" "$@" &
+  local pid=$!
+  exec 3< "$dev"
+  recording_started
+  sleep "$after"
+  v4l2-ctl -d "$dev" --set-ctrl=disconnect=1
+  if [ "$away" != forever ]; then sleep "$away"; exec 3<&-; fi
+  wait "$pid"
+  exec 3<&-
+}
 case $name in
   devices)
     "$DUALCAM" devices > "$out/devices.txt" 2>&1
@@ -49,17 +66,7 @@ case $name in
     record --duration 3 --canvas 640x360 --video-encoder mpeg4 --back /dev/video5 --front /dev/video6 -o "$out/out.mov" ;;
   front-replugged)
     # 3 s into the recording the front camera is unplugged; 3 s later it is plugged back in.
-    # vivid brings an unplugged node back once every handle on it is closed, so this script
-    # holds one open for as long as the camera is to stay out.
-    record --duration 9 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" &
-    pid=$!
-    exec 3< /dev/video1
-    recording_started
-    sleep 3
-    v4l2-ctl -d /dev/video1 --set-ctrl=disconnect=1
-    sleep 3
-    exec 3<&-
-    wait "$pid" ;;
+    unplugged_during /dev/video1 3 3 --duration 10 ;;
   single) record --duration 2 -o "$out/out.mov" ;;
   streamon-refused)
     # The back camera's next STREAMON fails (vivid answers EINVAL; a USB bus out of
@@ -67,16 +74,9 @@ case $name in
     v4l2-ctl -d /dev/video0 --set-ctrl=inject_vidioc_streamon_error=1
     record --duration 2 -o "$out/out.mov" ;;
   single-unplugged)
-    # The only camera is unplugged 1 s in and never comes back (this script holds the node
-    # away): the recording must end once its duration has passed, with what it has.
-    record --duration 4 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" &
-    pid=$!
-    exec 3< /dev/video0
-    recording_started
-    sleep 1
-    v4l2-ctl -d /dev/video0 --set-ctrl=disconnect=1
-    wait "$pid"
-    exec 3<&- ;;
+    # The only camera is unplugged 1 s in and never comes back: the recording must end
+    # once its duration has passed, with what it has.
+    unplugged_during /dev/video0 1 forever --duration 4 ;;
   back-fatal-error)
     # Real time matters here (the picture must change mid-file): a 640x360 MPEG-4 canvas,
     # as the emulated VM cannot encode 1080p HEVC at more than 1.6 fps.
