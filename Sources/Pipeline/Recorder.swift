@@ -115,14 +115,8 @@ public final class Recorder {
         var latencies: [Double] = []
         var repeated = 0, droppedBack = 0, encoderBehind = 0
         var swapsSeen = 0
-        /// Whether the picture shows the roles swapped (it follows a request once the new
-        /// main camera has a full-size picture, see `compose`).
-        var showingSwapped = false
-        var swapWait = 0
+        var swap = LiveSwap()
     }
-
-    /// Frames a swap may wait for the new main camera's first full-size picture.
-    static let swapWaitLimit = 3
 
     public func run() throws(RecordError) -> RecordSummary {
         events = []
@@ -284,7 +278,7 @@ public final class Recorder {
             event(String(format: "swap at %.2f s: %@ full frame", Double(slot) / fps, main))
         }
         assignRoles(sources, swapped: swapAsked)
-        let swapped = showsSwapped(asked: swapAsked, newMain: swapAsked ? inset : frame, counts: &counts)
+        let swapped = counts.swap.frame(asked: swapAsked, newMainShift: (swapAsked ? inset : frame)?.shift)
         if swapped, let inset {
             compositor.compose(main: inset.picture, inset: frame.picture, into: canvas.view)
         } else {
@@ -302,21 +296,6 @@ public final class Recorder {
         for s in sources.all.compactMap({ $0 as? CameraSource }) {
             s.setRole(inset: s === main || sources.other == nil ? nil : options.layout.inset)
         }
-    }
-
-    /// Whether this frame shows the roles swapped. A swap shows once the new main camera
-    /// has sent a full-size picture (one frame after it was told its role), so the main
-    /// picture is never an inset-sized one blown up; it waits `swapWaitLimit` frames at most.
-    private func showsSwapped(asked: Bool, newMain: LiveFrame?, counts: inout Counts) -> Bool {
-        if asked != counts.showingSwapped {
-            if newMain?.shift ?? 0 == 0 || counts.swapWait >= Self.swapWaitLimit {
-                counts.showingSwapped = asked
-                counts.swapWait = 0
-            } else {
-                counts.swapWait += 1
-            }
-        }
-        return counts.showingSwapped
     }
 
     /// Lets the audio catch up with the last frame (it arrives in 10 ms periods), then stops it.
