@@ -80,7 +80,7 @@ case $name in
   back-fatal-error)
     # Real time matters here (the picture must change mid-file): a 640x360 MPEG-4 canvas,
     # as the emulated VM cannot encode 1080p HEVC at more than 1.6 fps.
-    record --duration 4 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" &
+    record --duration 6 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" &
     pid=$!
     # 2 s into the recording, the back camera's stream breaks (every DQBUF fails with EIO).
     recording_started
