@@ -12,7 +12,7 @@ public enum DecodeScale {
     public static func largestShift(source: Size, covering target: Size, maxShift: Int = 3) -> Int {
         guard source.width > 0, source.height > 0, target.width > 0, target.height > 0 else { return 0 }
         var best = 0
-        for shift in 1...max(1, maxShift) where shift <= maxShift {
+        for shift in stride(from: 1, through: maxShift, by: 1) {
             let r = reduced(source, shift: shift)
             let crop = CropRect.aspectFill(source: r, target: target)
             guard crop.width >= Double(target.width), crop.height >= Double(target.height) else { break }

@@ -40,25 +40,25 @@ public enum JPEGRange {
             let src = s.y + y * s.yStride, dst = out.y.row(y)
             for x in 0..<out.y.width { dst[x] = limited(src[x], scale: lumaScale) }
         }
-        let rows = s.chromaFullHeight ? out.y.height : out.u.height
-        for cy in 0..<out.u.height {
-            for (plane, dstPlane) in [(s.u, out.u), (s.v, out.v)] {
-                let r0 = plane + (s.chromaFullHeight ? 2 * cy : cy) * s.chromaStride
-                let r1 = s.chromaFullHeight ? plane + min(2 * cy + 1, rows - 1) * s.chromaStride : r0
-                let dst = dstPlane.row(cy)
-                for cx in 0..<dstPlane.width {
-                    dst[cx] = limited(CameraFormats.mean(r0[cx], r1[cx]), scale: chromaScale)
-                }
-            }
+        chromaScalar(s.u, s, into: out.u, lumaHeight: out.y.height)
+        chromaScalar(s.v, s, into: out.v, lumaHeight: out.y.height)
+    }
+
+    static func chromaScalar(_ plane: UnsafePointer<UInt8>, _ s: Source, into out: PlaneView, lumaHeight: Int) {
+        let rows = s.chromaFullHeight ? lumaHeight : out.height
+        for cy in 0..<out.height {
+            let r0 = plane + (s.chromaFullHeight ? 2 * cy : cy) * s.chromaStride
+            let r1 = s.chromaFullHeight ? plane + min(2 * cy + 1, rows - 1) * s.chromaStride : r0
+            let dst = out.row(cy)
+            for cx in 0..<out.width { dst[cx] = limited(CameraFormats.mean(r0[cx], r1[cx]), scale: chromaScale) }
         }
     }
 
     /// 32 bytes at a time as 16-bit lanes: the even bytes (AND) and the odd ones (shift)
     /// scaled apart and put back together, which stays in vector registers.
     @inline(__always)
-    static func limitedBlock(_ p: UnsafeRawPointer, _ offset: Int, scale: UInt16) -> SIMD16<UInt16> {
-        let pairs = p.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt16>.self)
-        return limited(pairs & 0x00FF, scale: scale) | limited(pairs &>> 8, scale: scale) &<< 8
+    static func limitedPairs(_ pairs: SIMD16<UInt16>, scale: UInt16) -> SIMD16<UInt16> {
+        limited(pairs & 0x00FF, scale: scale) | limited(pairs &>> 8, scale: scale) &<< 8
     }
 
     public static func convertSIMD(_ s: Source, into out: I420View) {
@@ -67,25 +67,28 @@ public enum JPEGRange {
             convertRow(UnsafeRawPointer(s.y + y * s.yStride), UnsafeMutableRawPointer(out.y.row(y)),
                        width: out.y.width, scale: lumaScale)
         }
-        let rows = s.chromaFullHeight ? out.y.height : out.u.height
-        let cw = out.u.width
-        for cy in 0..<out.u.height {
-            for (plane, dstPlane) in [(s.u, out.u), (s.v, out.v)] {
-                let dst = UnsafeMutableRawPointer(dstPlane.row(cy))
-                let r0 = UnsafeRawPointer(plane + (s.chromaFullHeight ? 2 * cy : cy) * s.chromaStride)
-                guard s.chromaFullHeight else { convertRow(r0, dst, width: cw, scale: chromaScale); continue }
-                let r1 = UnsafeRawPointer(plane + min(2 * cy + 1, rows - 1) * s.chromaStride)
-                var x = 0
-                while x < cw {
-                    if x &+ 32 > cw { x = cw &- 32 }
-                    let a = r0.loadUnaligned(fromByteOffset: x, as: SIMD32<UInt8>.self)
-                    let b = r1.loadUnaligned(fromByteOffset: x, as: SIMD32<UInt8>.self)
-                    let m = SIMD32<UInt8>(lowHalf: CameraFormats.mean(a.lowHalf, b.lowHalf),
-                                          highHalf: CameraFormats.mean(a.highHalf, b.highHalf))
-                    withUnsafeBytes(of: m) { dst.storeBytes(of: limitedBlock($0.baseAddress!, 0, scale: chromaScale),
-                                                            toByteOffset: x, as: SIMD16<UInt16>.self) }
-                    x &+= 32
-                }
+        chromaSIMD(s.u, s, into: out.u, lumaHeight: out.y.height)
+        chromaSIMD(s.v, s, into: out.v, lumaHeight: out.y.height)
+    }
+
+    static func chromaSIMD(_ plane: UnsafePointer<UInt8>, _ s: Source, into out: PlaneView, lumaHeight: Int) {
+        let rows = s.chromaFullHeight ? lumaHeight : out.height
+        let cw = out.width
+        for cy in 0..<out.height {
+            let dst = UnsafeMutableRawPointer(out.row(cy))
+            let r0 = UnsafeRawPointer(plane + (s.chromaFullHeight ? 2 * cy : cy) * s.chromaStride)
+            guard s.chromaFullHeight else { convertRow(r0, dst, width: cw, scale: chromaScale); continue }
+            let r1 = UnsafeRawPointer(plane + min(2 * cy + 1, rows - 1) * s.chromaStride)
+            var x = 0
+            while x < cw {
+                if x &+ 32 > cw { x = cw &- 32 }
+                let a = r0.loadUnaligned(fromByteOffset: x, as: SIMD32<UInt8>.self)
+                let b = r1.loadUnaligned(fromByteOffset: x, as: SIMD32<UInt8>.self)
+                let m = SIMD32<UInt8>(lowHalf: CameraFormats.mean(a.lowHalf, b.lowHalf),
+                                      highHalf: CameraFormats.mean(a.highHalf, b.highHalf))
+                dst.storeBytes(of: limitedPairs(unsafeBitCast(m, to: SIMD16<UInt16>.self), scale: chromaScale),
+                               toByteOffset: x, as: SIMD16<UInt16>.self)
+                x &+= 32
             }
         }
     }
@@ -95,7 +98,8 @@ public enum JPEGRange {
         var x = 0
         while x < width {
             if x &+ 32 > width { x = width &- 32 }  // overlap the last block rather than go scalar
-            dst.storeBytes(of: limitedBlock(src, x, scale: scale), toByteOffset: x, as: SIMD16<UInt16>.self)
+            dst.storeBytes(of: limitedPairs(src.loadUnaligned(fromByteOffset: x, as: SIMD16<UInt16>.self), scale: scale),
+                           toByteOffset: x, as: SIMD16<UInt16>.self)
             x &+= 32
         }
     }

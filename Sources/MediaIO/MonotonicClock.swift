@@ -13,3 +13,10 @@ public func monotonicNow() -> Double {
 public func timespecSeconds(_ ts: timespec) -> Double {
     Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
+
+/// CPU time this thread has used: what a piece of work costs, whatever else the machine is doing.
+public func threadCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return timespecSeconds(ts)
+}

@@ -99,10 +99,3 @@ public struct MJPEGBench {
                    composeMs: median(composeMs))
     }
 }
-
-/// CPU time this thread has used: what a decode costs, whatever else the machine is doing.
-func threadCPUSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-    return timespecSeconds(ts)
-}

@@ -293,7 +293,7 @@ public final class Recorder {
     /// needs. Its next frame follows.
     private func assignRoles(_ sources: SourceSet, swapped: Bool) {
         let main = swapped ? sources.other : sources.driver
-        for s in sources.all.compactMap({ $0 as? CameraSource }) {
+        for case let s as CameraSource in sources.all {
             s.setRole(inset: s === main || sources.other == nil ? nil : options.layout.inset)
         }
     }
