@@ -1,4 +1,5 @@
 import CFFmpeg
+import Foundation
 import Compositor
 
 /// Owns an opened encoder; packets come out through `drain`.
@@ -53,14 +54,15 @@ public struct VideoEncoderSettings: Sendable {
     public init() {}
 }
 
-/// HEVC in BT.709 limited range, constant frame rate. Frames are written into `canvas`
-/// by the compositor and sent with `send(frameIndex:)`.
+/// HEVC in BT.709 limited range, constant frame rate. Frames are composed into `canvas`
+/// (the encoder's own frame) or into any `EncoderFrame`, and sent without a copy.
 public final class VideoEncoder: Encoder {
     public let settings: VideoEncoderSettings
-    private let frame = Frame()
+    private let own: EncoderFrame
 
     public init(settings: VideoEncoderSettings) throws(MediaError) {
         self.settings = settings
+        own = try EncoderFrame(size: settings.size)
         try super.init(name: settings.encoder, configure: { c in
             c.pointee.width = Int32(settings.size.width)
             c.pointee.height = Int32(settings.size.height)
@@ -79,22 +81,27 @@ public final class VideoEncoder: Encoder {
             // x265 prints banners and stats on stderr by itself; errors come back as codes.
             "x265-params": "log-level=none" + (settings.inOrder ? ":bframes=0" : ""),
         ]) { $1 })
-        let f = frame.pointer
-        f.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-        f.pointee.width = Int32(settings.size.width)
-        f.pointee.height = Int32(settings.size.height)
-        try check(av_frame_get_buffer(f, Int32(I420Buffer.rowAlignment))) { .encoderFailed(name: name, reason: $0) }
+    }
+
+    /// The encoder's own frame, ready to compose into. Valid until `send`.
+    public func canvasFrame() throws(MediaError) -> EncoderFrame {
+        try own.prepareForWriting()
+        return own
     }
 
     /// The picture the next frame is composed into. Valid until `send`.
-    public func canvas() throws(MediaError) -> I420View {
-        // The encoder may still hold a reference to the previous frame's buffer.
-        try check(av_frame_make_writable(frame.pointer)) { .encoderFailed(name: name, reason: $0) }
-        return VideoReader.view(of: frame.pointer)
-    }
+    public func canvas() throws(MediaError) -> I420View { try canvasFrame().view }
 
     func send(frameIndex: Int64, sink: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
-        let f = frame.pointer
+        try send(own.frame.pointer, frameIndex: frameIndex, sink: sink)
+    }
+
+    /// Sends a picture composed elsewhere (a pool frame, a decoded frame composed in place):
+    /// it must be I420 of the output size.
+    func send(_ f: UnsafeMutablePointer<AVFrame>, frameIndex: Int64,
+              sink: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
+        precondition(f.pointee.format == AV_PIX_FMT_YUV420P.rawValue && Int(f.pointee.width) == settings.size.width
+                     && Int(f.pointee.height) == settings.size.height, "not a picture of the output size")
         f.pointee.pts = frameIndex
         f.pointee.color_primaries = AVCOL_PRI_BT709
         f.pointee.color_trc = AVCOL_TRC_BT709

@@ -126,6 +126,12 @@ public final class MovWriter {
         try video.send(frameIndex: index) { (p) throws(MediaError) in try writeVideo(p) }
     }
 
+    /// Encodes `frame` (I420, output size: a pool frame or a decoded one composed in place)
+    /// as frame `index`, without copying it first.
+    public func writeVideoFrame(_ frame: EncoderFrame, index: Int64) throws(MediaError) {
+        try video.send(frame.frame.pointer, frameIndex: index) { (p) throws(MediaError) in try writeVideo(p) }
+    }
+
     /// Encodes the whole AAC frames waiting in `queue`; with `final`, the short last one too.
     public func writeAudio(from queue: SampleQueue, final: Bool) throws(MediaError) {
         try audio.encode(from: queue, final: final) { (p) throws(MediaError) in try writeAudio(p) }

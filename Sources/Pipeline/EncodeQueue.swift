@@ -2,23 +2,28 @@ import Compositor
 import Foundation
 import MediaIO
 
-/// Hands composed frames to the encoder on its own thread. A fixed pool of canvases goes
-/// round: the composer takes a free one, the encoder gives it back. When none is free the
+/// Hands composed frames to the encoder on its own thread. A fixed pool of encoder frames
+/// goes round: the composer takes a free one and composes into it, the encoder takes it as
+/// it is (no copy) and gives it back. When none is free the
 /// encoder is a whole pool (about a second) behind: the composer does not wait (that would
 /// stall the clock and later fill the missed slots with pictures from the future); the slot
 /// repeats the previous picture instead, so time and sync hold and the picture freezes
 /// until the encoder catches up.
 final class EncodeQueue: @unchecked Sendable {
     enum Acquisition {
-        case canvas(I420Buffer)
+        case canvas(EncoderFrame)
         case encoderBehind
         case failed
     }
 
     private let condition = NSCondition()
-    private var free: [I420Buffer]
+    private var free: [EncoderFrame]
     /// Slots to encode in order; a nil canvas repeats the previous picture.
-    private var queued: [(index: Int, canvas: I420Buffer?)] = []
+    private var queued: [(index: Int, canvas: EncoderFrame?)] = []
+    /// The picture sent last, kept out of the pool while a repeat may send it again.
+    private var lastSent: EncoderFrame?
+    /// Frames allocated, all at the start: the pool never grows.
+    let poolSize: Int
     private var finishing = false
     private var failure: MediaError?
     private let writer: MovWriter
@@ -41,9 +46,11 @@ final class EncodeQueue: @unchecked Sendable {
         condition.lock(); origin = t; condition.unlock()
     }
 
-    init(writer: MovWriter, canvas: Size, depth: Int = 32, fps: Int) {
+    init(writer: MovWriter, canvas: Size, depth: Int = 32, fps: Int) throws(MediaError) {
         self.writer = writer
-        free = (0..<depth).map { _ in I420Buffer(size: canvas) }
+        free = []
+        for _ in 0..<depth { free.append(try EncoderFrame(size: canvas)) }
+        poolSize = depth
         samplesPerFrame = Int(OutputAudio.sampleRate) / fps
         free.reserveCapacity(depth)
         queued.reserveCapacity(depth)
@@ -52,15 +59,27 @@ final class EncodeQueue: @unchecked Sendable {
         t.start()
     }
 
-    /// A canvas to compose into, without waiting.
+    /// A frame to compose into, without waiting.
     func acquire() -> Acquisition {
         condition.lock()
-        defer { condition.unlock() }
-        if failure != nil { return .failed }
-        return free.isEmpty ? .encoderBehind : .canvas(free.removeLast())
+        if failure != nil { condition.unlock(); return .failed }
+        guard let frame = free.popLast() else { condition.unlock(); return .encoderBehind }
+        condition.unlock()
+        do { try frame.prepareForWriting() } catch {
+            fail(error)
+            return .failed
+        }
+        return .canvas(frame)
     }
 
-    func submit(index: Int, canvas: I420Buffer) {
+    private func fail(_ error: MediaError) {
+        condition.lock()
+        failure = failure ?? error
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func submit(index: Int, canvas: EncoderFrame) {
         condition.lock()
         queued.append((index, canvas))
         condition.signal()
@@ -116,23 +135,22 @@ final class EncodeQueue: @unchecked Sendable {
             let (index, canvas) = queued.removeFirst()
             condition.unlock()
             do {
-                // A repeat sends the encoder's frame again: it still holds the last picture.
-                if let canvas { try writer.video.canvas().copy(from: canvas.view) }
-                try writer.writeVideoFrame(index: Int64(index))
+                // A repeat sends the last picture again (slot 0 is never a repeat).
+                if let picture = canvas ?? lastSent {
+                    try writer.writeVideoFrame(picture, index: Int64(index))
+                }
                 condition.lock(); framesEncoded = index + 1; condition.unlock()
                 // Audio up to this frame's end, as far as it has been captured.
                 try addAudio(upTo: (index + 1) * samplesPerFrame, padding: false)
                 try writer.writeAudio(from: audio, final: false)
             } catch {
-                condition.lock()
-                failure = error
-                condition.broadcast()
-                condition.unlock()
+                fail(error)
                 break
             }
             if let canvas {
                 condition.lock()
-                free.append(canvas)
+                if let previous = lastSent { free.append(previous) }
+                lastSent = canvas
                 condition.unlock()
             }
         }

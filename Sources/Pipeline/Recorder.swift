@@ -131,7 +131,11 @@ public final class Recorder {
         do { file = try RecordingFile(options: options) } catch { throw .media(error) }
         warnIfShortOfSpace()
         let fps = Int(options.video.framesPerSecond)
-        let queue = EncodeQueue(writer: file.writer, canvas: options.layout.canvas, fps: fps)
+        let queue: EncodeQueue
+        do { queue = try EncodeQueue(writer: file.writer, canvas: options.layout.canvas, fps: fps) } catch {
+            file.remove()
+            throw .media(error)
+        }
         queue.liveAudio = liveAudio
         liveAudio?.onLost = { [weak self] why in self?.log("microphone lost (\(why)): recording goes on with silence") }
 
@@ -255,7 +259,7 @@ public final class Recorder {
     private func compose(_ frame: LiveFrame, slot: Int, counts: inout Counts, sources: SourceSet,
                          queue: EncodeQueue, compositor: PiPCompositor) -> Bool {
         let fps = Double(options.video.framesPerSecond)
-        let canvas: I420Buffer
+        let canvas: EncoderFrame
         switch queue.acquire() {
         case .failed: return false
         case let .canvas(c): canvas = c
@@ -279,11 +283,7 @@ public final class Recorder {
         }
         assignRoles(sources, swapped: swapAsked)
         let swapped = counts.swap.frame(asked: swapAsked, newMainShift: (swapAsked ? inset : frame)?.shift)
-        if swapped, let inset {
-            compositor.compose(main: inset.picture, inset: frame.picture, into: canvas.view)
-        } else {
-            compositor.compose(main: frame.picture, inset: inset?.picture, into: canvas.view)
-        }
+        compositor.compose(driver: frame, other: inset, swapped: swapped, into: canvas)
         counts.latencies.append(monotonicNow() - frame.timestamp)
         queue.submit(index: slot, canvas: canvas)
         return true
