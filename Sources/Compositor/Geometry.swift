@@ -136,4 +136,18 @@ public struct PiPLayout: Hashable, Sendable {
     }
 
     public var fullRect: Rect { Rect(x: 0, y: 0, width: canvas.width, height: canvas.height) }
+
+    /// Whether a canvas-sized picture may carry the inset drawn into it (composition in
+    /// place) and still serve as the inset source after a swap: true when the inset's
+    /// rectangle lies outside the crop the inset then shows of it, by more than any
+    /// filter's reach. With the default layout the inset shows the middle 810 columns of
+    /// 1920, far from the corner.
+    public var insetCornerUnseenInInset: Bool {
+        let crop = CropRect.aspectFill(source: canvas, target: inset)
+        let reach = 8.0  // pixels a downscaling filter reads beyond its crop, with room to spare
+        let r = insetRect
+        let apart = Double(r.maxX) + reach <= crop.x || Double(r.x) - reach >= crop.x + crop.width
+            || Double(r.maxY) + reach <= crop.y || Double(r.y) - reach >= crop.y + crop.height
+        return apart
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One file's clock, shared by the readers of its video and audio streams. Time zero is
 /// the first video frame, whatever the container's start time (MPEG-TS starts at ~1.4 s,
 /// edit lists, cameras that stamp from power-on). Where a stream's timestamps jump back
@@ -5,15 +7,19 @@
 /// of nothing), the new segment is made to follow on from the previous one. The offset of
 /// each segment is fixed by whichever stream reaches the jump first and used by the other
 /// when it gets there, so within every segment audio and picture keep the sync they had.
-public final class SourceTimeline {
+///
+/// The video stream may be decoded on a thread of its own: the state is under a lock.
+public final class SourceTimeline: @unchecked Sendable {
     /// Forward jumps longer than this are closed up rather than shown as a frozen picture
     /// and silence.
     public static let maxGap = 1.0
     /// Backward steps up to this are ordinary (overlapping frames, rounding), not resets.
     public static let backwardTolerance = 0.1
 
+    private let lock = NSLock()
+    private var _origin: Double?
     /// The first video frame's time on the file's own clock, seconds.
-    public private(set) var origin: Double?
+    public var origin: Double? { lock.withLock { _origin } }
     /// Seconds added to the raw time of segment k+1.
     private var offsets: [Double] = []
 
@@ -29,11 +35,12 @@ public final class SourceTimeline {
     }
 
     /// Called with the first video frame's raw time.
-    public func setOrigin(_ t: Double) { if origin == nil { origin = t } }
+    public func setOrigin(_ t: Double) { lock.withLock { if _origin == nil { _origin = t } } }
 
     /// Seconds from time zero for an item of `duration` at raw time `t` (seconds on the
     /// stream's clock) of the stream at `cursor`.
     public func place(_ t: Double, duration: Double, cursor: inout Cursor) -> Double {
+        lock.lock(); defer { lock.unlock() }
         let end = t + max(duration, 0)
         if let expected = cursor.expected {
             let step = t - expected
@@ -49,6 +56,6 @@ public final class SourceTimeline {
         } else {
             cursor.expected = end
         }
-        return t + cursor.offset - (origin ?? t)
+        return t + cursor.offset - (_origin ?? t)
     }
 }

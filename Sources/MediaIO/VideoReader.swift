@@ -1,4 +1,5 @@
 import CFFmpeg
+import Foundation
 import Compositor
 
 /// One decoded picture, normalised to limited-range I420 and turned upright.
@@ -18,6 +19,25 @@ public final class VideoPicture: @unchecked Sendable {
         self.picture = picture
         self.frame = frame
         self.converted = converted
+    }
+
+    /// A decoded I420 frame as a decoder hands it over (for benchmarks and tests).
+    public convenience init(decoded frame: Frame, matrix: YCbCrMatrix, time: Double = 0, duration: Double = 1.0 / 30) {
+        self.init(time: time, duration: duration,
+                  picture: SourcePicture(image: VideoReader.view(of: frame.pointer), matrix: matrix),
+                  frame: frame, converted: nil)
+    }
+
+    /// The decoded frame itself, to draw the inset into and hand to the encoder, when that
+    /// is safe and saves a copy: limited-range I420 of `size` as decoded (not converted or
+    /// turned), and referenced by nothing else. Decoders keep the pictures later ones are
+    /// predicted from; those are shared, and drawing into one would corrupt what follows.
+    public func composableFrame(size: Size) -> EncoderFrame? {
+        let f = frame.pointer
+        guard converted == nil, picture.image.size == size, f.pointee.format == AV_PIX_FMT_YUV420P.rawValue,
+              f.pointee.buf.0 != nil, av_frame_is_writable(f) != 0 else { return nil }
+        dc_frame_forget_source(f)
+        return EncoderFrame(decoded: frame)
     }
 }
 
@@ -60,7 +80,7 @@ public final class VideoReader {
         guard par.pointee.width > 0, par.pointee.height > 0 else {
             throw .undecodable(path: path, reason: "video stream has no picture size")
         }
-        decoder = try StreamDecoder(input: input, streamIndex: index)
+        decoder = try StreamDecoder(input: input, streamIndex: index, threads: 0)
         rotation = QuarterTurn(displayMatrixDegrees: dc_stream_rotation(stream))
         displaySize = rotation.rotated(Size(width: Int(par.pointee.width), height: Int(par.pointee.height)))
         timeBase = av_q2d(stream.pointee.time_base)

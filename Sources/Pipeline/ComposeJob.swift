@@ -30,6 +30,8 @@ public struct ComposeSummary: Sendable {
     public var audioSamples: Int64
     public var audioSource: String
     public var seconds: Double
+    /// Frames whose main picture took the inset where the decoder left it, with no copy.
+    public var composedInPlace: Int
     /// What a user should know although the file was written, one line each.
     public var warnings: [String]
 }
@@ -79,17 +81,20 @@ public final class ComposeJob {
         let clock = FrameClock(fps: Int(o.video.framesPerSecond))
         let samplesPerFrame = Int(OutputAudio.sampleRate) / clock.fps
         let queue = SampleQueue()
-        var backNow = try back.next()!   // next() throws when a stream has no frame at all
-        var backNext = try back.next()
-        var frontNow = try front.next()!
-        var frontNext = try front.next()
+        let backPictures = DecodeAhead(back), frontPictures = DecodeAhead(front)
+        defer { backPictures.stop(); frontPictures.stop() }
+        var backNow = try backPictures.next()!   // next() throws when a stream has no frame at all
+        var backNext = try backPictures.next()
+        var frontNow = try frontPictures.next()!
+        var frontNext = try frontPictures.next()
         var total: Int? = nil
-        var n = 0
+        var n = 0, composedInPlace = 0
+        let step = ComposeStep(compositor: compositor)
         while true {
             if isCancelled() { throw .interrupted }
             while let b = backNext, clock.isDue(b.time, byFrame: n) {
                 backNow = b
-                backNext = try back.next()
+                backNext = try backPictures.next()
             }
             if backNext == nil && total == nil {
                 total = clock.frameCount(forDuration: backNow.time + backNow.duration)
@@ -97,14 +102,14 @@ public final class ComposeJob {
             if let total, n >= total { break }
             while let f = frontNext, clock.isDue(f.time, byFrame: n) {
                 frontNow = f
-                frontNext = try front.next()
+                frontNext = try frontPictures.next()
             }
 
-            let canvas = try video.canvas()
             let swapped = o.swaps.isSwapped(frame: n, fps: clock.fps)
-            compositor.compose(main: swapped ? frontNow.picture : backNow.picture,
-                               inset: swapped ? backNow.picture : frontNow.picture, into: canvas)
-            try writer.writeVideoFrame(index: Int64(n))
+            let (frame, inPlace) = try step.frame(back: backNow, front: frontNow, swapped: swapped,
+                                                  canvas: video.canvasFrame)
+            if inPlace { composedInPlace += 1 }
+            try writer.writeVideoFrame(frame, index: Int64(n))
 
             let audioTarget = (n + 1) * samplesPerFrame
             try pullAudio(from: audioSource, into: queue, until: audioTarget - Int(writer.audioSamplesWritten))
@@ -121,6 +126,7 @@ public final class ComposeJob {
         try output.commit()
         return ComposeSummary(frames: n, duration: clock.time(ofFrame: n), audioSamples: writer.audioSamplesWritten,
                               audioSource: audioName, seconds: Date().timeIntervalSince(started),
+                              composedInPlace: composedInPlace,
                               warnings: [back, front].filter { $0.damagedPackets > 0 }.map {
                                   "\($0.path): \($0.damagedPackets) damaged video packet(s) skipped"
                               })

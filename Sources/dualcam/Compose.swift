@@ -45,9 +45,9 @@ struct Compose: ParsableCommand {
         do {
             let s = try job.run()
             for w in s.warnings { say("warning: \(w)") }
-            print(String(format: "wrote %@: %d frames, %.2f s, 1920x1080 HEVC 30 fps, audio: %@; took %.1f s (%.0f fps)",
+            print(String(format: "wrote %@: %d frames, %.2f s, 1920x1080 HEVC 30 fps, audio: %@; took %.1f s (%.0f fps, %d composed in place)",
                          encoding.output, s.frames, s.duration, s.audioSource, s.seconds,
-                         Double(s.frames) / max(s.seconds, 1e-9)))
+                         Double(s.frames) / max(s.seconds, 1e-9), s.composedInPlace))
         } catch .interrupted {
             fail(MediaError.interrupted.description, code: 130)
         } catch {
