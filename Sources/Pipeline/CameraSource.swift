@@ -22,9 +22,8 @@ final class CameraSource: LiveSource, @unchecked Sendable {
     private(set) var stream: StreamFormat?
     private var identity: CameraIdentity?
     private var exposure: Double?
-    private var decoders: [Int: MJPEGDecoder] = [:]
+    private lazy var maker = CameraFrameMaker(name: devicePath, matrix: .bt601)
     private var lastShift = 0
-    private var matrix = YCbCrMatrix.bt601
     /// The inset size while this camera is in the inset, nil while it is full frame: set by
     /// the recorder, read before each frame to decode JPEGs no larger than the role needs.
     private let insetTarget = Mutex<Size?>(nil)
@@ -107,7 +106,6 @@ final class CameraSource: LiveSource, @unchecked Sendable {
     private func attach(_ device: V4L2Device, path: String, stream f: StreamFormat) {
         self.device = device
         stream = f
-        matrix = f.matrix
         devicePath = path
         Self.claimed.withLock { _ = $0.insert(path) }
         // V4L2_CID_EXPOSURE_ABSOLUTE counts 100 µs units.
@@ -168,7 +166,7 @@ final class CameraSource: LiveSource, @unchecked Sendable {
             let period = 1 / (stream.framesPerSecond > 0 ? stream.framesPerSecond : fps)
             published(frame.frame, timestamp: CaptureTiming.middleOfExposure(
                 stamp: buffer.timestamp, timing: buffer.timing, exposure: exposure, framePeriod: period),
-                      matrix: matrix, shift: frame.shift)
+                      matrix: maker.matrix, shift: frame.shift)
         }
         Self.claimed.withLock { _ = $0.remove(devicePath) }
     }
@@ -176,31 +174,14 @@ final class CameraSource: LiveSource, @unchecked Sendable {
     /// The buffer as an I420 frame of the exchange's, or nil when it is damaged (flagged by
     /// the driver, short, or a JPEG that does not decode).
     private func fill(from buffer: CapturedBuffer, _ stream: StreamFormat) -> (frame: LiveFrame, shift: Int)? {
-        guard !buffer.isDamaged else { return nil }
-        let full = Size(width: stream.width, height: stream.height)
-        guard stream.fourcc == .mjpeg else {
-            let frame = exchange.frameToFill(size: full)
-            return RawFrameConverter.convert(buffer.bytes, stream, into: frame.buffer.view) ? (frame, 0) : nil
-        }
-        let shift = insetTarget.withLock { $0 }.map { DecodeScale.largestShift(source: full, covering: $0) } ?? 0
-        guard let decoder = decoder(shift: shift) else { return nil }
-        if shift != lastShift {
+        let made = maker.make(buffer.bytes, isDamaged: buffer.isDamaged, stream: stream, inset: insetTarget.withLock { $0 },
+                              exchange: exchange)
+        if let shift = made?.shift, stream.fourcc == .mjpeg, shift != lastShift {
             lastShift = shift
             log(shift == 0 ? "\(name): decoding MJPG at full size (full frame)"
                 : "\(name): decoding MJPG at 1/\(1 << shift) size for the inset")
         }
-        let frame = exchange.frameToFill(size: DecodeScale.reduced(full, shift: shift))
-        guard let m = try? decoder.decode(buffer.bytes, into: frame.buffer) else { return nil }
-        matrix = m
-        return (frame, shift)
-    }
-
-    /// One decoder per scale, kept: a swap moves between two of them every few seconds.
-    private func decoder(shift: Int) -> MJPEGDecoder? {
-        if let d = decoders[shift] { return d }
-        let d = try? MJPEGDecoder(name: devicePath, shift: shift)
-        decoders[shift] = d
-        return d
+        return made
     }
 
     /// Looks for the camera once (after a pause) and reopens it with the format it had.

@@ -1,0 +1,47 @@
+import Compositor
+import MediaIO
+
+/// Turns one camera buffer into the I420 picture the composer takes, on the camera's
+/// capture thread: uncompressed formats converted by our kernels, JPEGs decoded no larger
+/// than the camera's role needs (the inset's size while it is the inset). Damaged buffers
+/// give nil. `dualcam bench` runs this same code on made-up buffers.
+final class CameraFrameMaker {
+    let name: String
+    private var decoders: [Int: MJPEGDecoder] = [:]
+    /// The matrix of the last picture made: the driver's for uncompressed formats, the
+    /// JPEG's own for MJPEG.
+    private(set) var matrix: YCbCrMatrix
+    /// Benchmarks' reference: JPEGs converted by libswscale, as an ffmpeg pipeline does.
+    var convertsWithLibswscale = false
+
+    init(name: String, matrix: YCbCrMatrix) {
+        self.name = name
+        self.matrix = matrix
+    }
+
+    func make(_ bytes: UnsafeRawBufferPointer, isDamaged: Bool, stream: StreamFormat, inset: Size?,
+              exchange: FrameExchange) -> (frame: LiveFrame, shift: Int)? {
+        guard !isDamaged else { return nil }
+        let full = Size(width: stream.width, height: stream.height)
+        guard stream.fourcc == .mjpeg else {
+            matrix = stream.matrix
+            let frame = exchange.frameToFill(size: full)
+            return RawFrameConverter.convert(bytes, stream, into: frame.buffer.view) ? (frame, 0) : nil
+        }
+        let shift = inset.map { DecodeScale.largestShift(source: full, covering: $0) } ?? 0
+        guard let decoder = decoder(shift: shift) else { return nil }
+        let frame = exchange.frameToFill(size: DecodeScale.reduced(full, shift: shift))
+        guard let m = try? decoder.decode(bytes, into: frame.buffer) else { return nil }
+        matrix = m
+        return (frame, shift)
+    }
+
+    /// One decoder per scale, kept: a swap moves between two of them every few seconds.
+    private func decoder(shift: Int) -> MJPEGDecoder? {
+        if let d = decoders[shift] { return d }
+        let d = try? MJPEGDecoder(name: name, shift: shift)
+        d?.convertsWithLibswscale = convertsWithLibswscale
+        decoders[shift] = d
+        return d
+    }
+}
