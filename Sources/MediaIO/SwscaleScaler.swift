@@ -9,11 +9,14 @@ public final class SwscaleScaler {
     public let destination: Size
 
     public enum Filter { case area, bilinear }
+    /// What it reads: I420 planes, or packed 4:2:2 as a webcam sends (YUYV).
+    public enum Source { case i420, yuyv }
 
     /// `convertBT601` makes libswscale re-encode BT.601 to BT.709, as the compositor does.
-    public init?(crop: Rect, destination: Size, filter: Filter, convertBT601: Bool = false) {
+    public init?(crop: Rect, destination: Size, filter: Filter, convertBT601: Bool = false, source: Source = .i420) {
         let flags = filter == .area ? SWS_AREA : SWS_BILINEAR
-        guard let c = sws_getContext(Int32(crop.width), Int32(crop.height), AV_PIX_FMT_YUV420P,
+        let format = source == .i420 ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_YUYV422
+        guard let c = sws_getContext(Int32(crop.width), Int32(crop.height), format,
                                      Int32(destination.width), Int32(destination.height), AV_PIX_FMT_YUV420P,
                                      Int32(flags), nil, nil, nil) else { return nil }
         context = c
@@ -26,6 +29,24 @@ public final class SwscaleScaler {
     }
 
     deinit { sws_freeContext(context) }
+
+    /// Scales the crop of a YUYV picture at `base` (rows `stride` bytes apart) into `output`.
+    public func scale(yuyv base: UnsafeRawPointer, stride: Int, into output: I420View) {
+        let start = base.assumingMemoryBound(to: UInt8.self) + crop.y * stride + (crop.x & ~1) * 2
+        withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: 4) { src in
+            withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { dst in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 8) { strides in
+                    src[0] = start; src[1] = nil; src[2] = nil; src[3] = nil
+                    dst[0] = output.y.base; dst[1] = output.u.base; dst[2] = output.v.base; dst[3] = nil
+                    strides[0] = Int32(stride); strides[1] = 0; strides[2] = 0; strides[3] = 0
+                    strides[4] = Int32(output.y.stride); strides[5] = Int32(output.u.stride)
+                    strides[6] = Int32(output.v.stride); strides[7] = 0
+                    _ = sws_scale(context, src.baseAddress, strides.baseAddress, 0, Int32(crop.height),
+                                  dst.baseAddress, strides.baseAddress! + 4)
+                }
+            }
+        }
+    }
 
     /// Scales the crop of `source` into `output` (destination-sized planes).
     public func scale(_ source: I420View, into output: I420View) {

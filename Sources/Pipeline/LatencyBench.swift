@@ -2,8 +2,10 @@ import Compositor
 import Foundation
 import MediaIO
 
-/// Latency of composing one output frame, per layout case, with our kernels and with
-/// libswscale doing the same scaling plus the copy, in the same run.
+/// The compositor's kernels alone, per layout, with libswscale doing the same scaling plus
+/// the copy in the same run: `inset-only-*` draw the inset into a 1080p frame in place (no
+/// product path is that alone: see `PathBench`), `kernels-*` compose a whole frame. `--verify`
+/// checks the SIMD kernels against the scalar reference on these.
 public struct LatencyBench {
     public struct Case: Sendable {
         public var name: String
@@ -11,17 +13,24 @@ public struct LatencyBench {
         public var front: Size
         public var frontMatrix: YCbCrMatrix
         public var swapped: Bool
+        init(name: String, back: Size, front: Size, frontMatrix: YCbCrMatrix, swapped: Bool) {
+            self.name = name
+            self.back = back
+            self.front = front
+            self.frontMatrix = frontMatrix
+            self.swapped = swapped
+        }
     }
 
     public static let cases: [Case] = [
-        Case(name: "pip-720p", back: Size(width: 1920, height: 1080), front: Size(width: 1280, height: 720),
+        Case(name: "inset-only-720p", back: Size(width: 1920, height: 1080), front: Size(width: 1280, height: 720),
              frontMatrix: .bt709, swapped: false),
         // 640x480 webcams send BT.601: the inset is colour-converted too.
-        Case(name: "pip-480p", back: Size(width: 1920, height: 1080), front: Size(width: 640, height: 480),
+        Case(name: "inset-only-480p", back: Size(width: 1920, height: 1080), front: Size(width: 640, height: 480),
              frontMatrix: .bt601, swapped: false),
-        Case(name: "swapped-720p", back: Size(width: 1920, height: 1080), front: Size(width: 1280, height: 720),
+        Case(name: "kernels-swapped-720p", back: Size(width: 1920, height: 1080), front: Size(width: 1280, height: 720),
              frontMatrix: .bt709, swapped: true),
-        Case(name: "pip-4k", back: Size(width: 3840, height: 2160), front: Size(width: 1280, height: 720),
+        Case(name: "kernels-4k", back: Size(width: 3840, height: 2160), front: Size(width: 1280, height: 720),
              frontMatrix: .bt709, swapped: false),
     ]
 
@@ -123,13 +132,17 @@ public struct LatencyBench {
         let count = max(2, ringBytes / bytes + 1)
         return (0..<count).map { i in
             let b = I420Buffer(size: size)
-            for p in b.view.planes {
-                for y in 0..<p.height {
-                    let row = p.row(y)
-                    for x in 0..<p.width { row[x] = UInt8(truncatingIfNeeded: x &+ 3 &* y &+ 17 &* i) }
-                }
-            }
+            Self.fillGradient(b.view, seed: i)
             return b
+        }
+    }
+
+    static func fillGradient(_ image: I420View, seed: Int) {
+        for p in image.planes {
+            for y in 0..<p.height {
+                let row = p.row(y)
+                for x in 0..<p.width { row[x] = UInt8(truncatingIfNeeded: x &+ 3 &* y &+ 17 &* seed) }
+            }
         }
     }
 
@@ -155,7 +168,7 @@ public struct LatencyBench {
         return Stats(times)
     }
 
-    private func measureSwscale(_ c: Case, layout: PiPLayout) throws -> Stats {
+    func measureSwscale(_ c: Case, layout: PiPLayout) throws -> Stats {
         let main = c.swapped ? c.front : c.back, inset = c.swapped ? c.back : c.front
         let mainMatrix = c.swapped ? c.frontMatrix : .bt709, insetMatrix = c.swapped ? .bt709 : c.frontMatrix
         func wholePixels(_ s: Size, _ t: Size) -> Rect {

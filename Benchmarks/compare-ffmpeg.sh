@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# End to end against the ffmpeg CLI: `dualcam compose` and the ffmpeg one-liner that makes
+# the same picture-in-picture movie (same x265 preset and crf, same AAC settings), on the
+# same camera-like inputs: 10 s of 1080p30 H.264 at 16 Mbit/s with stereo AAC (back) and
+# 720p30 at 6 Mbit/s (front), both with sensor-like noise, no B-frames, as phones record.
+# Runs alternate, RUNS times each; prints wall time, fps, the ratio of the medians, peak
+# RSS, file size and each output's PSNR against the same uncompressed composite (ffmpeg's
+# filter graph, written losslessly). Exits 1 unless dualcam is >= 1.06x ffmpeg's fps with
+# PSNR within 0.1 dB, size within 5 % and peak RSS no higher.
+#
+#   bash Benchmarks/compare-ffmpeg.sh [RUNS]        (RUNS: 3; release build of dualcam first)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+dualcam=$PWD/.build/release/dualcam
+[ -x "$dualcam" ] || swift build -c release --product dualcam >/dev/null
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+
+ffmpeg -nostdin -v error -f lavfi -i "testsrc2=s=1920x1080:r=30:d=10,noise=alls=10:allf=t" \
+  -f lavfi -i "sine=f=440:r=48000:d=10" -c:v libx264 -preset veryfast -b:v 16M -maxrate 16M -bufsize 16M \
+  -bf 0 -g 30 -pix_fmt yuv420p -c:a aac -ac 2 -b:a 128k back.mp4
+ffmpeg -nostdin -v error -f lavfi -i "mandelbrot=s=1280x720:r=30,trim=duration=10,noise=alls=10:allf=t" \
+  -c:v libx264 -preset veryfast -b:v 6M -maxrate 6M -bufsize 6M -bf 0 -g 30 -pix_fmt yuv420p front.mp4
+
+# Our layout in ffmpeg's terms: the front's centre crop (541x720 of 1280x720) area-scaled to
+# 160x213 at x=1744, y=16 over the 1080p back.
+graph='[1:v]crop=541:720:370:0,scale=160:213:flags=area[i];[0:v][i]overlay=1744:16[o]'
+ffmpeg -nostdin -v error -i back.mp4 -i front.mp4 -filter_complex "$graph" -map '[o]' -c:v ffv1 reference.mkv
+
+x265=(-c:v libx265 -preset ultrafast -crf 28 -x265-params log-level=none -tag:v hvc1)
+aac=(-c:a aac -b:a 160k)
+run_ffmpeg() { ffmpeg -nostdin -v error -y -i back.mp4 -i front.mp4 -filter_complex "$graph" \
+                 -map '[o]' -map 0:a "${x265[@]}" "${aac[@]}" ffmpeg.mov; }
+run_dualcam() { "$dualcam" compose back.mp4 front.mp4 -o dualcam.mov --overwrite --preset ultrafast --crf 28 >/dev/null; }
+for i in $(seq "$runs"); do
+  for tool in ffmpeg dualcam; do
+    /usr/bin/time -f "$tool %e %M" -a -o times.txt bash -c "$(declare -f run_$tool); $(declare -p x265 aac graph dualcam); run_$tool"
+  done
+done
+psnr() { ffmpeg -nostdin -i "$1" -i reference.mkv -lavfi '[0:v][1:v]psnr' -f null - 2>&1 \
+           | sed -n 's/.*average:\([0-9.inf]*\).*/\1/p'; }
+python3 - "$runs" "$(psnr ffmpeg.mov)" "$(psnr dualcam.mov)" "$(stat -c %s ffmpeg.mov)" "$(stat -c %s dualcam.mov)" <<'PY'
+import statistics, sys
+runs, psnr_f, psnr_d, size_f, size_d = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+t = {"ffmpeg": [], "dualcam": []}; rss = {"ffmpeg": [], "dualcam": []}
+for line in open("times.txt"):
+    tool, wall, kb = line.split()
+    t[tool].append(float(wall)); rss[tool].append(int(kb) / 1024)
+frames = 300
+for tool in ("ffmpeg", "dualcam"):
+    print(f"{tool:8} wall {' '.join(f'{x:.2f}' for x in t[tool])} s; median {statistics.median(t[tool]):.2f} s = "
+          f"{frames / statistics.median(t[tool]):.1f} fps; peak RSS {max(rss[tool]):.0f} MiB")
+ratio = statistics.median(t["ffmpeg"]) / statistics.median(t["dualcam"])
+print(f"dualcam / ffmpeg fps: {ratio:.3f}x")
+print(f"PSNR against the uncompressed composite: ffmpeg {psnr_f:.3f} dB, dualcam {psnr_d:.3f} dB")
+print(f"size: ffmpeg {size_f / 1e6:.2f} MB, dualcam {size_d / 1e6:.2f} MB ({(size_d / size_f - 1) * 100:+.1f} %)")
+bad = []
+if ratio < 1.06: bad.append(f"only {ratio:.3f}x ffmpeg's fps (1.06x wanted)")
+if abs(psnr_d - psnr_f) > 0.1: bad.append(f"PSNR {psnr_d - psnr_f:+.3f} dB from ffmpeg's")
+if abs(size_d / size_f - 1) > 0.05: bad.append("size more than 5 % from ffmpeg's")
+if max(rss["dualcam"]) > max(rss["ffmpeg"]): bad.append("peak RSS above ffmpeg's")
+if bad: sys.exit("compare-ffmpeg: " + "; ".join(bad))
+print("compare-ffmpeg: all targets met")
+PY
