@@ -77,7 +77,19 @@ public struct I420View: @unchecked Sendable {
 public final class I420Buffer: @unchecked Sendable {
     public let size: Size
     public let view: I420View
-    private let storage: UnsafeMutableRawPointer
+    /// Our allocation, or nil when the memory is `owner`'s.
+    private let storage: UnsafeMutableRawPointer?
+    /// What owns the memory of a wrapping buffer (an encoder frame), kept alive with it.
+    private let owner: AnyObject?
+
+    /// A buffer over memory `owner` keeps alive: a frame another library allocated, so that
+    /// what is written here can be handed on without a copy.
+    public init(wrapping view: I420View, owner: AnyObject) {
+        size = view.size
+        self.view = view
+        self.owner = owner
+        storage = nil
+    }
 
     public static let rowAlignment = 64
 
@@ -90,7 +102,9 @@ public final class I420Buffer: @unchecked Sendable {
         let chromaStride = (chromaWidth + a - 1) / a * a
         let lumaBytes = lumaStride * size.height
         let chromaBytes = chromaStride * chromaHeight
-        storage = UnsafeMutableRawPointer.allocate(byteCount: lumaBytes + 2 * chromaBytes, alignment: a)
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: lumaBytes + 2 * chromaBytes, alignment: a)
+        self.storage = storage
+        owner = nil
         let base = storage.bindMemory(to: UInt8.self, capacity: lumaBytes + 2 * chromaBytes)
         view = I420View(
             y: PlaneView(base: base, width: size.width, height: size.height, stride: lumaStride),
@@ -99,5 +113,5 @@ public final class I420Buffer: @unchecked Sendable {
                          stride: chromaStride))
     }
 
-    deinit { storage.deallocate() }
+    deinit { storage?.deallocate() }
 }

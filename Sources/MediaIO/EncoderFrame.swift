@@ -17,6 +17,23 @@ public final class EncoderFrame: @unchecked Sendable {
         try check(av_frame_get_buffer(f, Int32(I420Buffer.rowAlignment))) { .encoderFailed(name: "frame pool", reason: $0) }
     }
 
+    /// A frame of `size` for a camera's pictures, which may end up composed in place and
+    /// encoded. Allocation fails only when memory is exhausted: one line and exit 1, as for
+    /// FFmpeg's other allocations.
+    public static func camera(size: Size) -> EncoderFrame {
+        guard let f = try? EncoderFrame(size: size) else { outOfMemory("a \(size) frame") }
+        return f
+    }
+
+    /// Another reference to `other`'s pixels (no copy): while it lives, `other` is not
+    /// exclusive, so nobody writes into what is waiting to be encoded.
+    public init(referencing other: EncoderFrame) {
+        frame = Frame()
+        size = other.size
+        // Fails only when memory is exhausted.
+        if av_frame_ref(frame.pointer, other.frame.pointer) < 0 { outOfMemory("a frame reference") }
+    }
+
     /// A decoded frame, composed into where it lies (see `VideoPicture.composableFrame`).
     init(decoded: Frame) {
         frame = decoded

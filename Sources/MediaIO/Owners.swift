@@ -6,6 +6,10 @@ import Foundation
 /// instead of a trap on a nil pointer. A recording's fragmented file stays playable.
 func allocated<T>(_ pointer: UnsafeMutablePointer<T>?, _ what: String) -> UnsafeMutablePointer<T> {
     if let pointer { return pointer }
+    outOfMemory(what)
+}
+
+func outOfMemory(_ what: String) -> Never {
     let line = Array("dualcam: out of memory (allocating \(what))\n".utf8)
     _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     exit(1)

@@ -4,7 +4,9 @@ import MediaIO
 
 /// Hands composed frames to the encoder on its own thread. A fixed pool of encoder frames
 /// goes round: the composer takes a free one and composes into it, the encoder takes it as
-/// it is (no copy) and gives it back. When none is free the
+/// it is (no copy) and gives it back. A picture composed in place (a camera's own frame
+/// with the inset drawn in) is sent instead of the pool frame, which then only stands for
+/// its place in the queue: the queue never holds more pictures than the pool has frames. When none is free the
 /// encoder is a whole pool (about a second) behind: the composer does not wait (that would
 /// stall the clock and later fill the missed slots with pictures from the future); the slot
 /// repeats the previous picture instead, so time and sync hold and the picture freezes
@@ -18,10 +20,11 @@ final class EncodeQueue: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var free: [EncoderFrame]
-    /// Slots to encode in order; a nil canvas repeats the previous picture.
-    private var queued: [(index: Int, canvas: EncoderFrame?)] = []
-    /// The picture sent last, kept out of the pool while a repeat may send it again.
-    private var lastSent: EncoderFrame?
+    /// Slots to encode in order: the picture and the pool frame whose place it takes (the
+    /// same frame unless composed in place); none repeats the previous picture.
+    private var queued: [(index: Int, picture: EncoderFrame?, token: EncoderFrame?)] = []
+    /// The picture sent last, kept (with its pool frame) while a repeat may send it again.
+    private var lastSent: (picture: EncoderFrame, token: EncoderFrame)?
     /// Frames allocated, all at the start: the pool never grows.
     let poolSize: Int
     private var finishing = false
@@ -80,8 +83,19 @@ final class EncodeQueue: @unchecked Sendable {
     }
 
     func submit(index: Int, canvas: EncoderFrame) {
+        submit(index: index, picture: canvas, token: canvas)
+    }
+
+    /// Slot `index` shows `picture`, composed in place, in the place of `canvas` (from
+    /// `acquire`, unused). The queue keeps a reference: `picture`'s owner must not write
+    /// into it while it is not exclusive.
+    func submit(index: Int, inPlace picture: EncoderFrame, insteadOf canvas: EncoderFrame) {
+        submit(index: index, picture: EncoderFrame(referencing: picture), token: canvas)
+    }
+
+    private func submit(index: Int, picture: EncoderFrame, token: EncoderFrame) {
         condition.lock()
-        queued.append((index, canvas))
+        queued.append((index, picture, token))
         condition.signal()
         condition.unlock()
     }
@@ -89,7 +103,7 @@ final class EncodeQueue: @unchecked Sendable {
     /// Slot `index` shows the previous slot's picture again (never the first slot).
     func submitRepeat(index: Int) {
         condition.lock()
-        queued.append((index, nil))
+        queued.append((index, nil, nil))
         condition.signal()
         condition.unlock()
     }
@@ -132,11 +146,11 @@ final class EncodeQueue: @unchecked Sendable {
                 condition.unlock()
                 break
             }
-            let (index, canvas) = queued.removeFirst()
+            let (index, picture, token) = queued.removeFirst()
             condition.unlock()
             do {
                 // A repeat sends the last picture again (slot 0 is never a repeat).
-                if let picture = canvas ?? lastSent {
+                if let picture = picture ?? lastSent?.picture {
                     try writer.writeVideoFrame(picture, index: Int64(index))
                 }
                 condition.lock(); framesEncoded = index + 1; condition.unlock()
@@ -147,10 +161,10 @@ final class EncodeQueue: @unchecked Sendable {
                 fail(error)
                 break
             }
-            if let canvas {
+            if let picture, let token {
                 condition.lock()
-                if let previous = lastSent { free.append(previous) }
-                lastSent = canvas
+                if let previous = lastSent { free.append(previous.token) }
+                lastSent = (picture, token)
                 condition.unlock()
             }
         }

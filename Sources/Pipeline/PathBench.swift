@@ -194,7 +194,7 @@ public struct PathBench {
             otherNs.append(DispatchTime.now().uptimeNanoseconds - start)
         } measuring: { n in
             let driver = try back.picture(n, inset: backInset)
-            compositor.compose(driver: driver, other: other, swapped: c.swapped, into: canvases[n % 2])
+            _ = compositor.compose(driver: driver, other: other, swapped: c.swapped, canvas: canvases[n % 2])
         }
         return (stats, Double(otherNs.sorted()[otherNs.count / 2]) / 1e6)
     }

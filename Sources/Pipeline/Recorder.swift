@@ -43,6 +43,8 @@ public struct RecordSummary: Sendable, Codable {
     public var cameraDamagedFrames: Int
     /// Times a camera that had gone (unplugged) was found and reopened.
     public var cameraReopened: Int
+    /// Output frames whose main picture took the inset where it was captured, with no copy.
+    public var composedInPlace: Int
     /// Output frames that repeat the previous picture because the encoder was a whole
     /// canvas pool (about a second) behind: time and sync are kept, the picture freezes.
     public var encoderBehindFrames: Int
@@ -113,7 +115,7 @@ public final class Recorder {
     /// What the loop that fills the slots counted.
     struct Counts {
         var latencies: [Double] = []
-        var repeated = 0, droppedBack = 0, encoderBehind = 0
+        var repeated = 0, droppedBack = 0, encoderBehind = 0, composedInPlace = 0
         var swapsSeen = 0
         var swap = LiveSwap()
     }
@@ -283,9 +285,14 @@ public final class Recorder {
         }
         assignRoles(sources, swapped: swapAsked)
         let swapped = counts.swap.frame(asked: swapAsked, newMainShift: (swapAsked ? inset : frame)?.shift)
-        compositor.compose(driver: frame, other: inset, swapped: swapped, into: canvas)
+        let (picture, inPlace) = compositor.compose(driver: frame, other: inset, swapped: swapped, canvas: canvas)
         counts.latencies.append(monotonicNow() - frame.timestamp)
-        queue.submit(index: slot, canvas: canvas)
+        if inPlace {
+            counts.composedInPlace += 1
+            queue.submit(index: slot, inPlace: picture, insteadOf: canvas)
+        } else {
+            queue.submit(index: slot, canvas: canvas)
+        }
         return true
     }
 
@@ -347,7 +354,8 @@ public final class Recorder {
                              latencyP50Ms: pct(0.5), latencyP99Ms: pct(0.99), latencyMaxMs: sorted.last.map { $0 * 1000 } ?? 0,
                              repeatedFrames: counts.repeated, droppedBackFrames: counts.droppedBack,
                              cameraDroppedFrames: cameraDrops, cameraDamagedFrames: cameraDamaged,
-                             cameraReopened: cameras.reduce(0) { $0 + $1.reopened }, encoderBehindFrames: counts.encoderBehind,
+                             cameraReopened: cameras.reduce(0) { $0 + $1.reopened }, composedInPlace: counts.composedInPlace,
+                             encoderBehindFrames: counts.encoderBehind,
                              audioDriftCorrection: audio?.driftCorrection ?? 0,
                              audioSilenceInserted: audio?.silenceInserted ?? 0, events: events)
     }
