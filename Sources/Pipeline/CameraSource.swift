@@ -166,7 +166,7 @@ final class CameraSource: LiveSource, @unchecked Sendable {
             let period = 1 / (stream.framesPerSecond > 0 ? stream.framesPerSecond : fps)
             published(frame.frame, timestamp: CaptureTiming.middleOfExposure(
                 stamp: buffer.timestamp, timing: buffer.timing, exposure: exposure, framePeriod: period),
-                      matrix: maker.matrix, shift: frame.shift)
+                      matrix: maker.matrix, shift: frame.shift, latencyOrigin: buffer.timestamp)
         }
         Self.claimed.withLock { _ = $0.remove(devicePath) }
     }

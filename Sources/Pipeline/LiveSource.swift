@@ -13,6 +13,10 @@ public final class LiveFrame: @unchecked Sendable {
     let storage: EncoderFrame
     public let buffer: I420Buffer
     public fileprivate(set) var timestamp = 0.0
+    /// Where its latency is counted from (monotonic seconds): a camera's buffer timestamp,
+    /// so conversion or JPEG decoding is inside the figure; for a file, the time it was due
+    /// less the time its decoding took (done ahead, as a camera exposes ahead of its buffer).
+    public fileprivate(set) var latencyOrigin = 0.0
     public fileprivate(set) var matrix = YCbCrMatrix.bt601
     /// Decoded at 1/2^shift of the camera's size (a JPEG for the inset); 0 at full size.
     public fileprivate(set) var shift = 0
@@ -51,8 +55,9 @@ final class FrameExchange: @unchecked Sendable {
         return frames[i]
     }
 
-    func publish(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0) {
+    func publish(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0, latencyOrigin: Double? = nil) {
         frame.timestamp = timestamp
+        frame.latencyOrigin = latencyOrigin ?? timestamp
         frame.matrix = matrix
         frame.shift = shift
         lock.lock()
@@ -120,8 +125,8 @@ public class LiveSource: @unchecked Sendable {
     }
     func setFormat(_ f: String) { format = f }
 
-    func published(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0) {
-        exchange.publish(frame, timestamp: timestamp, matrix: matrix, shift: shift)
+    func published(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0, latencyOrigin: Double? = nil) {
+        exchange.publish(frame, timestamp: timestamp, matrix: matrix, shift: shift, latencyOrigin: latencyOrigin)
         stateLock.lock()
         _lastArrival = monotonicNow()
         switch _state {
@@ -184,7 +189,8 @@ final class FileSource: LiveSource, @unchecked Sendable {
         // tens of ms, and a late first frame would shift the clock the recorder takes from it.
         var start: Double?
         do {
-            while !stopping, let picture = try reader.next() {
+            while !stopping, case let decodeStart = monotonicNow(), let picture = try reader.next() {
+                let decoding = monotonicNow() - decodeStart
                 if start == nil { start = monotonicNow() - picture.time }
                 // In short naps, so that a stop request is seen within 50 ms whatever the gap.
                 let due = start! + picture.time
@@ -200,7 +206,7 @@ final class FileSource: LiveSource, @unchecked Sendable {
                 let captured = due
                 let frame = exchange.frameToFill(size: picture.picture.image.size)
                 frame.buffer.view.copy(from: picture.picture.image)
-                published(frame, timestamp: captured, matrix: picture.picture.matrix)
+                published(frame, timestamp: captured, matrix: picture.picture.matrix, latencyOrigin: captured - decoding)
             }
             if !stopping { setState(.lost("the file ended")) }
         } catch {

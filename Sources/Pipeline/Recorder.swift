@@ -286,7 +286,7 @@ public final class Recorder {
         assignRoles(sources, swapped: swapAsked)
         let swapped = counts.swap.frame(asked: swapAsked, newMainShift: (swapAsked ? inset : frame)?.shift)
         let (picture, inPlace) = compositor.compose(driver: frame, other: inset, swapped: swapped, canvas: canvas)
-        counts.latencies.append(monotonicNow() - frame.timestamp)
+        counts.latencies.append(monotonicNow() - frame.latencyOrigin)
         if inPlace {
             counts.composedInPlace += 1
             queue.submit(index: slot, inPlace: picture, insteadOf: canvas)
