@@ -186,4 +186,32 @@ let otherPicture = 15.0
         let insetBottom = meanRGB(pip, width: 1920, x: 1744 + 40, y: 16 + 140, w: 80, h: 60)
         #expect(isRed(insetTop) && isBlue(insetBottom), "inset top \(insetTop), bottom \(insetBottom)")
     }
+    /// A 1080p BT.709 back picture that the decoder has let go of is composed in place and
+    /// encoded as it is: the output shows the same pictures (against ffmpeg's overlay of
+    /// the sources), and keeps its own keyframe interval rather than the source's (a decoded
+    /// frame's I-picture type would otherwise force keyframes every 10 frames here).
+    @Test func fullHDBackIsComposedInPlaceWithTheOutputsOwnKeyframes() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let back = dir.path("back.mp4"), front = dir.path("front.mp4"), out = dir.path("out.mov")
+        for (path, source, size) in [(back, "testsrc2", "1920x1080"), (front, "mandelbrot", "1280x720")] {
+            try #require(try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-f", "lavfi", "-i",
+                "\(source)=s=\(size):r=30,trim=duration=3", "-c:v", "libx264", "-preset", "ultrafast", "-g", "10",
+                "-bf", "0", "-pix_fmt", "yuv420p", "-colorspace", "bt709", path]).status == 0)
+        }
+        let r = try dualcam(["compose", back, front, "-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        let inPlace = try #require(r.stdout.firstMatch(of: /(\d+) composed in place/).flatMap { Int($0.1) })
+        #expect(inPlace >= 45, "\(r.stdout)")
+        let keys = try run(Env.tool("ffprobe")!, ["-v", "error", "-select_streams", "v", "-show_entries", "packet=flags",
+                                                  "-of", "csv=p=0", out]).stdout
+        let keyframes = keys.split(separator: "\n").filter { $0.hasPrefix("K") }.count
+        #expect(keyframes >= 1 && keyframes <= 2, "\(keyframes) keyframes in 90 frames (the output's interval is 60)")
+        for n in [15, 45, 80] {
+            let f = try Decode.frame(out, index: n)
+            let inset = psnr(Canvas.insetLuma(f), try Reference.insetLuma(front, frame: n, filter: "crop=541:720:370:0,scale=160:213:flags=area"))
+            let full = psnr(Canvas.outsideInsetLuma(f), Canvas.outsideInsetLuma(try Reference.fullLuma(back, frame: n, filter: "null")))
+            #expect(inset >= samePicture && full >= samePicture, "frame \(n): inset \(inset) dB, full \(full) dB")
+        }
+    }
 }
