@@ -5,27 +5,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release
+# The product's paths and the inset kernels, cold sources (as cameras deliver): fails when any
+# case's p99 exceeds the 16 ms budget. The table shows each case's target too.
 .build/release/dualcam bench --frames 600 --sources cold
-.build/release/dualcam bench --frames 600 --sources warm
-# Guards against the kernels' code generation regressing (it did once, silently: a shuffle
-# stopped being inlined and insets got 2.5x slower). Warm p50s are steady enough to check,
-# against libswscale+copy timed in the same run (an absolute limit does not travel: one
-# machine measured pip-720p at 0.062 ms, a slower one at 0.16 ms, the code unchanged):
-# every case must beat it, and the 720p inset by 1.8x (2.1x and 3.5x measured there).
-.build/release/dualcam bench --frames 600 --sources warm --json | python3 -c '
-import json, sys
-cases = json.load(sys.stdin)["cases"]
-bad = [c["name"] for c in cases if c["p50_ms"] >= c["swscale_p50_ms"]]
-bad += [c["name"] + " only %.2fx libswscale+copy" % (c["swscale_p50_ms"] / c["p50_ms"])
-        for c in cases if c["name"] == "pip-720p" and c["swscale_p50_ms"] < 1.8 * c["p50_ms"]]
-if bad: sys.exit("bench: slower than expected: " + ", ".join(bad))
-print("bench: warm p50 faster than libswscale+copy in every case, pip-720p by 1.8x or more")'
+# Warm sources, steady enough to guard against regressions: each case's p50 against the
+# figure kept in Benchmarks/baseline-warm.json (measured on a 2-core CI-like machine); more
+# than 25 % slower fails. A case over the line is measured twice more and its best p50
+# counts: this machine's speed wanders by a fifth within minutes (other tenants).
+.build/release/dualcam bench --frames 600 --sources warm --json > /tmp/dualcam-warm.json
+python3 Benchmarks/check-regression.py Benchmarks/baseline-warm.json /tmp/dualcam-warm.json \
+  --rerun ".build/release/dualcam bench --frames 600 --sources warm --json --cases {case}"
 
 # The default build must run on a CPU without AVX2: qemu-user emulates a Nehalem (SSE4.2).
 # Its kernels, and those of the AVX2 build, must give the scalar reference's output exactly.
 .build/release/dualcam bench --verify
 qemu-x86_64 -cpu Nehalem .build/release/dualcam bench --verify
-qemu-x86_64 -cpu Nehalem .build/release/dualcam bench --frames 5 --cases pip-720p,swapped-720p --budget-ms 1000000 >/dev/null
+qemu-x86_64 -cpu Nehalem .build/release/dualcam bench --frames 5 --cases inset-only-720p,kernels-swapped-720p,record-yuyv-1080p --budget-ms 1000000 >/dev/null
 echo "bench: the default build runs on a CPU without AVX2 (qemu-x86_64 -cpu Nehalem), its kernels exact"
 # The AVX2 build: the compositor's test suites (every kernel against its scalar reference)
 # and the whole layouts. Its Compositor is optimised in debug builds too, so the kernels
