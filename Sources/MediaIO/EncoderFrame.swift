@@ -1,6 +1,5 @@
 import CFFmpeg
 import Compositor
-import Synchronization
 
 /// A refcounted I420 AVFrame of the output size: composed into by the compositor and handed
 /// to the encoder as it is, so no whole-frame copy sits between composing and encoding.
@@ -8,13 +7,7 @@ public final class EncoderFrame: @unchecked Sendable {
     public let frame: Frame
     public let size: Size
 
-    /// Frames of pixels allocated so far (not references to them), for tests that check
-    /// that steady-state recording allocates none.
-    public static var allocations: Int { allocationCount.load(ordering: .relaxed) }
-    private static let allocationCount = Atomic<Int>(0)
-
     public init(size: Size) throws(MediaError) {
-        Self.allocationCount.add(1, ordering: .relaxed)
         self.size = size
         frame = Frame()
         let f = frame.pointer

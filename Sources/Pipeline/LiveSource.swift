@@ -66,6 +66,9 @@ final class FrameExchange: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Frames allocated so far (they are kept and reused).
+    var frameCount: Int { lock.withLock { frames.count } }
+
     /// The newest frame, held until the next `take` (nil before the first).
     func take() -> (frame: LiveFrame, isNew: Bool)? {
         lock.lock()
