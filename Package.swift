@@ -24,6 +24,9 @@ let package = Package(
     products: [
         .executable(name: "dualcam", targets: ["dualcam"]),
         .library(name: "Compositor", targets: ["Compositor"]),
+        // For the package-benchmark suite (Benchmarks/): the product paths it counts
+        // allocations on.
+        .library(name: "Pipeline", targets: ["Pipeline"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

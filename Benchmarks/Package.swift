@@ -31,5 +31,15 @@ let package = Package(
             swiftSettings: [.unsafeFlags(kernelISA)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
+        // The product's paths (`dualcam bench`'s cases) with their allocations counted.
+        .executableTarget(
+            name: "PathBenchmarks",
+            dependencies: [
+                .product(name: "Pipeline", package: "DualCam"),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "Benchmarks/PathBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
     ]
 )

@@ -32,8 +32,8 @@ base='[0:v]null[o];[1:v]nullsink'
 echo "ffmpeg $(ffmpeg -version | head -1 | cut -d' ' -f3), $frames frames per run"
 t_base=$(rtime "$base"); t_pip=$(rtime "$pip"); t_swapped=$(rtime "$swapped")
 
-"$dualcam" bench --frames "$frames" --cases pip-720p,swapped-720p --sources warm --json > "$dir/warm.json"
-"$dualcam" bench --frames "$frames" --cases pip-720p,swapped-720p --sources cold --json > "$dir/cold.json"
+"$dualcam" bench --frames "$frames" --cases inset-only-720p,kernels-swapped-720p --sources warm --json > "$dir/warm.json"
+"$dualcam" bench --frames "$frames" --cases inset-only-720p,kernels-swapped-720p --sources cold --json > "$dir/cold.json"
 
 python3 - "$frames" "$t_base" "$t_pip" "$t_swapped" "$dir/warm.json" "$dir/cold.json" <<'PY'
 import json, sys
@@ -41,7 +41,7 @@ frames, base, pip, swapped = int(sys.argv[1]), *map(float, sys.argv[2:5])
 warm = {c["name"]: c for c in json.load(open(sys.argv[5]))["cases"]}
 cold = {c["name"]: c for c in json.load(open(sys.argv[6]))["cases"]}
 print(f"{'case':14} {'ffmpeg ms/frame':>16} {'dualcam p50 warm':>17} {'cold':>7} {'ratio warm':>11} {'ratio cold':>11}")
-for name, total in (("pip-720p", pip), ("swapped-720p", swapped)):
+for name, total in (("inset-only-720p", pip), ("kernels-swapped-720p", swapped)):
     ff = (total - base) / frames * 1000
     w, c = warm[name]["p50_ms"], cold[name]["p50_ms"]
     print(f"{name:14} {ff:16.3f} {w:17.3f} {c:7.3f} {ff / w:10.1f}x {ff / c:10.1f}x")

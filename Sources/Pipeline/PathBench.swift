@@ -78,12 +78,12 @@ public struct PathBench {
         case .recordYUYV:
             let ours = try measureRecordYUYV(c), reference = try measureRecordYUYVSwscale(c)
             return Result(name: c.name, ours: ours.stats, reference: reference, referenceLabel: "libswscale conversion + scaling + copy",
-                          otherMs: ours.otherMs, composedInPlace: 0, targetMs: c.targetMs)
+                          otherMs: ours.otherMs, composedInPlace: ours.inPlace, targetMs: c.targetMs)
         case .recordMJPEG:
             let ours = try measureRecordMJPEG(c, reference: false), reference = try measureRecordMJPEG(c, reference: true)
             return Result(name: c.name, ours: ours.stats, reference: reference.stats,
                           referenceLabel: "full-size decoding, libswscale conversion",
-                          otherMs: ours.otherMs, composedInPlace: 0, targetMs: c.targetMs)
+                          otherMs: ours.otherMs, composedInPlace: ours.inPlace, targetMs: c.targetMs)
         }
     }
 
@@ -103,18 +103,52 @@ public struct PathBench {
         }
     }
 
-    private func measureCompose(_ c: Case) throws -> (LatencyBench.Stats, inPlace: Int) {
+    /// One case's per-frame work, exactly as the product does it: `prepare` is what another
+    /// thread does first (the front camera's picture), `frame` the timed path to the
+    /// encoder's frame. For benchmarks that count allocations or time it their own way.
+    public struct FrameWork {
+        public let prepare: (Int) throws -> Void
+        public let frame: (Int) throws -> Void
+    }
+
+    /// Counts, across a run, what the work did.
+    final class Tally { var inPlace = 0 }
+
+    public func work(_ c: Case) throws -> FrameWork {
+        switch c.path {
+        case .compose: return try composeWork(c, tally: Tally())
+        case .recordYUYV:
+            return try recordWork(c, back: yuyvCamera(c.back, name: "back"), front: yuyvCamera(c.front, name: "front"),
+                                  roleSized: true, tally: Tally())
+        case .recordMJPEG:
+            return try recordWork(c, back: mjpegCamera(c.back, name: "back", seed: 1, libswscale: false),
+                                  front: mjpegCamera(c.front, name: "front", seed: 2, libswscale: false),
+                                  roleSized: true, tally: Tally())
+        }
+    }
+
+    private func composeWork(_ c: Case, tally: Tally) throws -> FrameWork {
         let step = ComposeStep(compositor: try PiPCompositor(layout: layout, threads: threads))
         let backs = try decodedPictures(c.back), fronts = try decodedPictures(c.front)
         let canvases = [try EncoderFrame(size: layout.canvas), try EncoderFrame(size: layout.canvas)]
-        var inPlace = 0
-        let stats = try timed({ _ in }) { n in
+        return FrameWork(prepare: { _ in }) { n in
             let canvas = canvases[n % 2]
             let (_, composedInPlace) = try step.frame(back: backs[n % backs.count], front: fronts[n % fronts.count],
                                                       swapped: c.swapped, canvas: { canvas })
-            if composedInPlace && n >= warmup { inPlace += 1 }
+            if composedInPlace { tally.inPlace += 1 }
         }
-        return (stats, inPlace)
+    }
+
+    private func measureCompose(_ c: Case) throws -> (LatencyBench.Stats, inPlace: Int) {
+        let tally = Tally()
+        let work = try composeWork(c, tally: tally)
+        var inPlaceMeasured = 0
+        let stats = try timed(work.prepare) { n in
+            let before = tally.inPlace
+            try work.frame(n)
+            if n >= warmup { inPlaceMeasured += tally.inPlace - before }
+        }
+        return (stats, inPlaceMeasured)
     }
 
     // MARK: record
@@ -177,26 +211,35 @@ public struct PathBench {
     }
 
     /// The back camera drives: its buffer is made a picture and composed with the front
-    /// camera's newest, which its own thread made beforehand (timed apart).
-    private func measureRecord(_ c: Case, back: Camera, front: Camera, roleSized: Bool) throws
-        -> (stats: LatencyBench.Stats, otherMs: Double) {
+    /// camera's newest, which its own thread made beforehand.
+    private func recordWork(_ c: Case, back: Camera, front: Camera, roleSized: Bool, tally: Tally) throws -> FrameWork {
         let compositor = try PiPCompositor(layout: layout, threads: threads)
         let canvases = [try EncoderFrame(size: layout.canvas), try EncoderFrame(size: layout.canvas)]
         let backInset = roleSized && c.swapped ? layout.inset : nil
         let frontInset = roleSized && !c.swapped ? layout.inset : nil
+        var other: LiveFrame?
+        return FrameWork(prepare: { n in other = try front.picture(n, inset: frontInset) }) { n in
+            let driver = try back.picture(n, inset: backInset)
+            if compositor.compose(driver: driver, other: other, swapped: c.swapped, canvas: canvases[n % 2]).inPlace {
+                tally.inPlace += 1
+            }
+        }
+    }
+
+    /// The front camera's part is timed apart: it is not this frame's latency.
+    private func measureRecord(_ c: Case, back: Camera, front: Camera, roleSized: Bool) throws
+        -> (stats: LatencyBench.Stats, otherMs: Double, inPlace: Int) {
+        let tally = Tally()
+        let work = try recordWork(c, back: back, front: front, roleSized: roleSized, tally: tally)
         var otherNs: [UInt64] = []
         otherNs.reserveCapacity(frames + warmup)
-        var other: LiveFrame?
         let stats = try timed { n in
-            // Stopped and restarted around the front's part: it is not this frame's latency.
             let start = DispatchTime.now().uptimeNanoseconds
-            other = try front.picture(n, inset: frontInset)
+            try work.prepare(n)
             otherNs.append(DispatchTime.now().uptimeNanoseconds - start)
-        } measuring: { n in
-            let driver = try back.picture(n, inset: backInset)
-            _ = compositor.compose(driver: driver, other: other, swapped: c.swapped, canvas: canvases[n % 2])
-        }
-        return (stats, Double(otherNs.sorted()[otherNs.count / 2]) / 1e6)
+        } measuring: { n in try work.frame(n) }
+        // Warm-up frames included: in steady state every frame is alike.
+        return (stats, Double(otherNs.sorted()[otherNs.count / 2]) / 1e6, tally.inPlace * frames / (frames + warmup))
     }
 
     /// `prepare` runs untimed before each timed `body`.
@@ -212,11 +255,11 @@ public struct PathBench {
         return LatencyBench.Stats(times)
     }
 
-    private func measureRecordYUYV(_ c: Case) throws -> (stats: LatencyBench.Stats, otherMs: Double) {
+    private func measureRecordYUYV(_ c: Case) throws -> (stats: LatencyBench.Stats, otherMs: Double, inPlace: Int) {
         try measureRecord(c, back: yuyvCamera(c.back, name: "back"), front: yuyvCamera(c.front, name: "front"), roleSized: true)
     }
 
-    private func measureRecordMJPEG(_ c: Case, reference: Bool) throws -> (stats: LatencyBench.Stats, otherMs: Double) {
+    private func measureRecordMJPEG(_ c: Case, reference: Bool) throws -> (stats: LatencyBench.Stats, otherMs: Double, inPlace: Int) {
         try measureRecord(c, back: mjpegCamera(c.back, name: "back", seed: 1, libswscale: reference),
                           front: mjpegCamera(c.front, name: "front", seed: 2, libswscale: reference), roleSized: !reference)
     }

@@ -87,7 +87,7 @@ struct Bench: ParsableCommand {
             if let c = PathBench.cases.first(where: { $0.name == name }) {
                 let r = try paths.run(c)
                 rows.append(Row(name: r.name, ours: r.ours, reference: r.reference, referenceLabel: r.referenceLabel,
-                                otherMs: r.otherMs, composedInPlace: c.path == .compose ? r.composedInPlace : nil,
+                                otherMs: r.otherMs, composedInPlace: r.composedInPlace,
                                 targetMs: r.targetMs))
             } else if let c = LatencyBench.cases.first(where: { $0.name == name }) {
                 let r = try kernels.run(c)
@@ -166,7 +166,7 @@ struct Bench: ParsableCommand {
                 + String(format: " %8.3f %8.3f %8.3f | %@ | %14.3f %7.3f | %6.1fx | ",
                          r.ours.p50, r.ours.p99, r.ours.max, target, r.reference.p50, r.reference.p99, r.reference.p50 / r.ours.p50)
                 + (r.otherMs.map { String(format: "%8.3f ms", $0) } ?? "")
-            if let k = r.composedInPlace, k > 0 { line += "(in place)" }
+            if let k = r.composedInPlace, k > 0 { line += k == r.ours.frames ? " in place" : " \(k) in place" }
             if let s = r.scalar { line += String(format: " | %9.3f", s.p50) }
             print(line)
         }
