@@ -1,5 +1,4 @@
 import CFFmpeg
-import Foundation
 import Compositor
 
 /// One decoded picture, normalised to limited-range I420 and turned upright.

@@ -1,6 +1,5 @@
 import Compositor
 import MediaIO
-import Foundation
 
 /// One output frame of `compose`: the pictures due, composed into the frame the encoder
 /// takes. When the main picture is canvas-sized BT.709 I420 that the decoder no longer

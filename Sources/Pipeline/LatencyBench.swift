@@ -137,6 +137,12 @@ public struct LatencyBench {
         }
     }
 
+    /// The aspect-fill crop in whole pixels, as libswscale takes it (ours is sub-pixel).
+    static func wholePixels(_ s: Size, _ t: Size) -> Rect {
+        let r = CropRect.aspectFill(source: s, target: t)
+        return Rect(x: Int(r.x.rounded()), y: Int(r.y.rounded()), width: Int(r.width.rounded()), height: Int(r.height.rounded()))
+    }
+
     static func fillGradient(_ image: I420View, seed: Int) {
         for p in image.planes {
             for y in 0..<p.height {
@@ -171,15 +177,11 @@ public struct LatencyBench {
     func measureSwscale(_ c: Case, layout: PiPLayout) throws -> Stats {
         let main = c.swapped ? c.front : c.back, inset = c.swapped ? c.back : c.front
         let mainMatrix = c.swapped ? c.frontMatrix : .bt709, insetMatrix = c.swapped ? .bt709 : c.frontMatrix
-        func wholePixels(_ s: Size, _ t: Size) -> Rect {
-            let r = CropRect.aspectFill(source: s, target: t)
-            return Rect(x: Int(r.x.rounded()), y: Int(r.y.rounded()), width: Int(r.width.rounded()), height: Int(r.height.rounded()))
-        }
         let inPlace = !c.swapped && c.back == layout.canvas
         let mainScaler = inPlace ? nil : SwscaleScaler(
-            crop: wholePixels(main, layout.canvas), destination: layout.canvas,
+            crop: Self.wholePixels(main, layout.canvas), destination: layout.canvas,
             filter: main.width > layout.canvas.width ? .area : .bilinear, convertBT601: mainMatrix == .bt601)
-        guard let insetScaler = SwscaleScaler(crop: wholePixels(inset, layout.inset), destination: layout.inset,
+        guard let insetScaler = SwscaleScaler(crop: Self.wholePixels(inset, layout.inset), destination: layout.inset,
                                               filter: .area, convertBT601: insetMatrix == .bt601)
         else { throw MediaError.encoderFailed(name: "swscale", reason: "cannot scale \(inset)") }
         let mains = ring(main), insets = ring(inset)

@@ -65,7 +65,8 @@ public struct PathBench {
     public func run(_ c: Case) throws -> Result {
         switch c.path {
         case .compose:
-            let (ours, inPlace) = try measureCompose(c)
+            let tally = Tally()
+            let ours = try measure(try composeWork(c, tally: tally), tally: tally)
             var kernels = LatencyBench()
             kernels.frames = frames
             kernels.warmup = warmup
@@ -73,8 +74,8 @@ public struct PathBench {
             let reference = try kernels.measureSwscale(
                 LatencyBench.Case(name: c.name, back: c.back, front: c.front, frontMatrix: .bt709, swapped: c.swapped),
                 layout: layout)
-            return Result(name: c.name, ours: ours, reference: reference, referenceLabel: "libswscale scaling + copy",
-                          otherMs: nil, composedInPlace: inPlace, targetMs: c.targetMs)
+            return Result(name: c.name, ours: ours.stats, reference: reference, referenceLabel: "libswscale scaling + copy",
+                          otherMs: nil, composedInPlace: ours.inPlace, targetMs: c.targetMs)
         case .recordYUYV:
             let ours = try measureRecordYUYV(c), reference = try measureRecordYUYVSwscale(c)
             return Result(name: c.name, ours: ours.stats, reference: reference, referenceLabel: "libswscale conversion + scaling + copy",
@@ -137,18 +138,6 @@ public struct PathBench {
                                                       swapped: c.swapped, canvas: { canvas })
             if composedInPlace { tally.inPlace += 1 }
         }
-    }
-
-    private func measureCompose(_ c: Case) throws -> (LatencyBench.Stats, inPlace: Int) {
-        let tally = Tally()
-        let work = try composeWork(c, tally: tally)
-        var inPlaceMeasured = 0
-        let stats = try timed(work.prepare) { n in
-            let before = tally.inPlace
-            try work.frame(n)
-            if n >= warmup { inPlaceMeasured += tally.inPlace - before }
-        }
-        return (stats, inPlaceMeasured)
     }
 
     // MARK: record
@@ -226,40 +215,35 @@ public struct PathBench {
         }
     }
 
-    /// The front camera's part is timed apart: it is not this frame's latency.
-    private func measureRecord(_ c: Case, back: Camera, front: Camera, roleSized: Bool) throws
-        -> (stats: LatencyBench.Stats, otherMs: Double, inPlace: Int) {
-        let tally = Tally()
-        let work = try recordWork(c, back: back, front: front, roleSized: roleSized, tally: tally)
-        var otherNs: [UInt64] = []
-        otherNs.reserveCapacity(frames + warmup)
-        let stats = try timed { n in
-            let start = DispatchTime.now().uptimeNanoseconds
-            try work.prepare(n)
-            otherNs.append(DispatchTime.now().uptimeNanoseconds - start)
-        } measuring: { n in try work.frame(n) }
-        // Warm-up frames included: in steady state every frame is alike.
-        return (stats, Double(otherNs.sorted()[otherNs.count / 2]) / 1e6, tally.inPlace * frames / (frames + warmup))
-    }
+    typealias Measured = (stats: LatencyBench.Stats, otherMs: Double, inPlace: Int)
 
-    /// `prepare` runs untimed before each timed `body`.
-    private func timed(_ prepare: (Int) throws -> Void, measuring body: (Int) throws -> Void) rethrows -> LatencyBench.Stats {
-        var times = [UInt64](repeating: 0, count: frames)
+    /// Times `work.frame` per frame. `work.prepare` (the front camera's part) is timed
+    /// apart: it is not this frame's latency. In-place frames are counted after the warm-up.
+    private func measure(_ work: FrameWork, tally: Tally) throws -> Measured {
+        var times = [UInt64](repeating: 0, count: frames), otherNs = [UInt64](repeating: 0, count: frames)
+        var inPlaceBefore = 0
         for i in -warmup..<frames {
-            try prepare(i + warmup)
-            let start = DispatchTime.now().uptimeNanoseconds
-            try body(i + warmup)
-            let end = DispatchTime.now().uptimeNanoseconds
-            if i >= 0 { times[i] = end - start }
+            if i == 0 { inPlaceBefore = tally.inPlace }
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            try work.prepare(i + warmup)
+            let t1 = DispatchTime.now().uptimeNanoseconds
+            try work.frame(i + warmup)
+            let t2 = DispatchTime.now().uptimeNanoseconds
+            if i >= 0 { times[i] = t2 - t1; otherNs[i] = t1 - t0 }
         }
-        return LatencyBench.Stats(times)
+        return (LatencyBench.Stats(times), Double(otherNs.sorted()[frames / 2]) / 1e6, tally.inPlace - inPlaceBefore)
     }
 
-    private func measureRecordYUYV(_ c: Case) throws -> (stats: LatencyBench.Stats, otherMs: Double, inPlace: Int) {
+    private func measureRecord(_ c: Case, back: Camera, front: Camera, roleSized: Bool) throws -> Measured {
+        let tally = Tally()
+        return try measure(try recordWork(c, back: back, front: front, roleSized: roleSized, tally: tally), tally: tally)
+    }
+
+    private func measureRecordYUYV(_ c: Case) throws -> Measured {
         try measureRecord(c, back: yuyvCamera(c.back, name: "back"), front: yuyvCamera(c.front, name: "front"), roleSized: true)
     }
 
-    private func measureRecordMJPEG(_ c: Case, reference: Bool) throws -> (stats: LatencyBench.Stats, otherMs: Double, inPlace: Int) {
+    private func measureRecordMJPEG(_ c: Case, reference: Bool) throws -> Measured {
         try measureRecord(c, back: mjpegCamera(c.back, name: "back", seed: 1, libswscale: reference),
                           front: mjpegCamera(c.front, name: "front", seed: 2, libswscale: reference), roleSized: !reference)
     }
@@ -269,25 +253,21 @@ public struct PathBench {
     /// own thread, untimed) into its place, and the inset is copied in.
     private func measureRecordYUYVSwscale(_ c: Case) throws -> LatencyBench.Stats {
         let backs = yuyvCamera(c.back, name: "back"), fronts = yuyvCamera(c.front, name: "front")
-        func wholePixels(_ s: Size, _ t: Size) -> Rect {
-            let r = CropRect.aspectFill(source: s, target: t)
-            return Rect(x: Int(r.x.rounded()), y: Int(r.y.rounded()), width: Int(r.width.rounded()), height: Int(r.height.rounded()))
-        }
         let full = Rect(x: 0, y: 0, width: c.front.width, height: c.front.height)
         guard let frontToI420 = SwscaleScaler(crop: full, destination: c.front, filter: .bilinear, source: .yuyv),
-              let backScaler = SwscaleScaler(crop: wholePixels(c.back, c.swapped ? layout.inset : layout.canvas),
+              let backScaler = SwscaleScaler(crop: LatencyBench.wholePixels(c.back, c.swapped ? layout.inset : layout.canvas),
                                              destination: c.swapped ? layout.inset : layout.canvas,
                                              filter: c.swapped ? .area : .bilinear, convertBT601: true, source: .yuyv),
-              let frontScaler = SwscaleScaler(crop: wholePixels(c.front, c.swapped ? layout.canvas : layout.inset),
+              let frontScaler = SwscaleScaler(crop: LatencyBench.wholePixels(c.front, c.swapped ? layout.canvas : layout.inset),
                                               destination: c.swapped ? layout.canvas : layout.inset,
                                               filter: c.swapped ? .bilinear : .area, convertBT601: true)
         else { throw MediaError.encoderFailed(name: "swscale", reason: "cannot convert YUYV") }
         let frontI420 = I420Buffer(size: c.front), inset = I420Buffer(size: layout.inset)
         let canvases = [I420Buffer(size: layout.canvas), I420Buffer(size: layout.canvas)]
         let rect = layout.insetRect, chroma = rect.chroma420
-        return timed { n in
+        return try measure(FrameWork(prepare: { n in
             frontToI420.scale(yuyv: fronts.ring[n].baseAddress!, stride: c.front.width * 2, into: frontI420.view)
-        } measuring: { n in
+        }) { n in
             let canvas = canvases[n % 2].view
             let back = backs.ring[n].baseAddress!
             if c.swapped {
@@ -300,6 +280,6 @@ public struct PathBench {
             canvas.y.region(rect).copy(from: inset.view.y)
             canvas.u.region(Rect(x: chroma.x, y: chroma.y, width: inset.view.u.width, height: inset.view.u.height)).copy(from: inset.view.u)
             canvas.v.region(Rect(x: chroma.x, y: chroma.y, width: inset.view.v.width, height: inset.view.v.height)).copy(from: inset.view.v)
-        }
+        }, tally: Tally()).stats
     }
 }
