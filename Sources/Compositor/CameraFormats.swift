@@ -7,18 +7,20 @@ public enum CameraFormats {
     @inline(__always)
     static func mean(_ a: UInt8, _ b: UInt8) -> UInt8 { UInt8((Int(a) + Int(b) + 1) >> 1) }
 
-    // Even and odd bytes by truncating 16-bit lanes: pand + packuswb, or pshufb (SSSE3).
-    // Written as explicit lane picks they compiled to 16 pinsrb each through the stack
-    // (measured: a 1080p YUYV frame 2.9 ms; see Transpose.swift for why not evenHalf).
+    // Even and odd bytes as lane loops, which LLVM makes pand/psrlw + packuswb. (Through
+    // `init(truncatingIfNeeded:)` of 16-bit lanes they were calls wherever the caller was
+    // large; see Lanes in Packed422Converting.swift.)
     @inline(__always)
     static func evens(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>) -> SIMD16<UInt8> {
-        SIMD16(lowHalf: SIMD8<UInt8>(truncatingIfNeeded: unsafeBitCast(a, to: SIMD8<UInt16>.self)),
-               highHalf: SIMD8<UInt8>(truncatingIfNeeded: unsafeBitCast(b, to: SIMD8<UInt16>.self)))
+        var r = SIMD16<UInt8>()
+        for i in 0..<8 { r[i] = a[2 &* i]; r[i &+ 8] = b[2 &* i] }
+        return r
     }
     @inline(__always)
     static func odds(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>) -> SIMD16<UInt8> {
-        SIMD16(lowHalf: SIMD8<UInt8>(truncatingIfNeeded: unsafeBitCast(a, to: SIMD8<UInt16>.self) &>> 8),
-               highHalf: SIMD8<UInt8>(truncatingIfNeeded: unsafeBitCast(b, to: SIMD8<UInt16>.self) &>> 8))
+        var r = SIMD16<UInt8>()
+        for i in 0..<8 { r[i] = a[2 &* i &+ 1]; r[i &+ 8] = b[2 &* i &+ 1] }
+        return r
     }
 
     // MARK: YUYV and UYVY (4:2:2 packed: Y0 U0 Y1 V0, or U0 Y0 V0 Y1)
