@@ -72,24 +72,27 @@ public enum JPEGRange {
     }
 
     static func chromaSIMD(_ plane: UnsafePointer<UInt8>, _ s: Source, into out: PlaneView, lumaHeight: Int) {
-        let rows = s.chromaFullHeight ? lumaHeight : out.height
+        for cy in 0..<out.height { chromaRowSIMD(plane, s, cy, into: out, lumaHeight: lumaHeight) }
+    }
+
+    /// Chroma row `cy`: the source row as it is (4:2:0), or the mean of the two it pairs (4:2:2).
+    @inline(__always)
+    static func chromaRowSIMD(_ plane: UnsafePointer<UInt8>, _ s: Source, _ cy: Int, into out: PlaneView, lumaHeight: Int) {
         let cw = out.width
-        for cy in 0..<out.height {
-            let dst = UnsafeMutableRawPointer(out.row(cy))
-            let r0 = UnsafeRawPointer(plane + (s.chromaFullHeight ? 2 * cy : cy) * s.chromaStride)
-            guard s.chromaFullHeight else { convertRow(r0, dst, width: cw, scale: chromaScale); continue }
-            let r1 = UnsafeRawPointer(plane + min(2 * cy + 1, rows - 1) * s.chromaStride)
-            var x = 0
-            while x < cw {
-                if x &+ 32 > cw { x = cw &- 32 }
-                let a = r0.loadUnaligned(fromByteOffset: x, as: SIMD32<UInt8>.self)
-                let b = r1.loadUnaligned(fromByteOffset: x, as: SIMD32<UInt8>.self)
-                let m = SIMD32<UInt8>(lowHalf: CameraFormats.mean(a.lowHalf, b.lowHalf),
-                                      highHalf: CameraFormats.mean(a.highHalf, b.highHalf))
-                dst.storeBytes(of: limitedPairs(unsafeBitCast(m, to: SIMD16<UInt16>.self), scale: chromaScale),
-                               toByteOffset: x, as: SIMD16<UInt16>.self)
-                x &+= 32
-            }
+        let dst = UnsafeMutableRawPointer(out.row(cy))
+        let r0 = UnsafeRawPointer(plane + (s.chromaFullHeight ? 2 * cy : cy) * s.chromaStride)
+        guard s.chromaFullHeight else { return convertRow(r0, dst, width: cw, scale: chromaScale) }
+        let r1 = UnsafeRawPointer(plane + min(2 * cy + 1, lumaHeight - 1) * s.chromaStride)
+        var x = 0
+        while x < cw {
+            if x &+ 32 > cw { x = cw &- 32 }
+            let a = r0.loadUnaligned(fromByteOffset: x, as: SIMD32<UInt8>.self)
+            let b = r1.loadUnaligned(fromByteOffset: x, as: SIMD32<UInt8>.self)
+            let m = SIMD32<UInt8>(lowHalf: CameraFormats.mean(a.lowHalf, b.lowHalf),
+                                  highHalf: CameraFormats.mean(a.highHalf, b.highHalf))
+            dst.storeBytes(of: limitedPairs(unsafeBitCast(m, to: SIMD16<UInt16>.self), scale: chromaScale),
+                           toByteOffset: x, as: SIMD16<UInt16>.self)
+            x &+= 32
         }
     }
 
@@ -101,6 +104,49 @@ public enum JPEGRange {
             dst.storeBytes(of: limitedPairs(src.loadUnaligned(fromByteOffset: x, as: SIMD16<UInt16>.self), scale: scale),
                            toByteOffset: x, as: SIMD16<UInt16>.self)
             x &+= 32
+        }
+    }
+}
+
+/// The range rescaled and the matrix re-encoded in one pass: a pair of rows rescaled, then
+/// re-encoded while it is in the L1 cache (`reencodeRowPair`). A webcam's JPEG is BT.601 and
+/// the output BT.709; two passes read the decoded 1080p frame twice.
+extension JPEGRange {
+    /// The reference: the range rescaled, then the matrix, one pixel at a time.
+    public static func convertScalar(_ s: Source, into out: I420View, converting conversion: ColorConversion) {
+        convertScalar(s, into: out)
+        conversion.applyScalar(to: out, lumaRect: Rect(x: 0, y: 0, width: out.y.width, height: out.y.height))
+    }
+
+    /// The same result as the reference, to the bit. `chromaRows` limits the work to those
+    /// chroma rows and the luma rows they cover, so two threads can share a frame.
+    public static func convertSIMD(_ s: Source, into out: I420View, converting conversion: ColorConversion,
+                                   chromaRows: Range<Int>? = nil) {
+        let rows = chromaRows ?? 0..<out.u.height, h = out.y.height
+        guard !rows.isEmpty else { return }
+        guard let lanes = conversion.lanes16, out.y.width >= 32, out.u.width >= 32 else {
+            let top = 2 * rows.lowerBound, lumaRows = min(2 * rows.upperBound, h) - top
+            let chromaTop = s.chromaFullHeight ? top : rows.lowerBound
+            let part = I420View(y: out.y.region(Rect(x: 0, y: top, width: out.y.width, height: lumaRows)),
+                                u: out.u.region(Rect(x: 0, y: rows.lowerBound, width: out.u.width, height: rows.count)),
+                                v: out.v.region(Rect(x: 0, y: rows.lowerBound, width: out.v.width, height: rows.count)))
+            convertSIMD(Source(y: s.y + top * s.yStride, yStride: s.yStride, u: s.u + chromaTop * s.chromaStride,
+                               v: s.v + chromaTop * s.chromaStride, chromaStride: s.chromaStride,
+                               chromaFullHeight: s.chromaFullHeight), into: part)
+            conversion.apply(to: part, lumaRect: Rect(x: 0, y: 0, width: out.y.width, height: lumaRows))
+            return
+        }
+        for cy in rows {
+            let y0 = 2 * cy, y1 = min(y0 + 1, h - 1)
+            convertRow(UnsafeRawPointer(s.y + y0 * s.yStride), UnsafeMutableRawPointer(out.y.row(y0)),
+                       width: out.y.width, scale: lumaScale)
+            if y1 != y0 {
+                convertRow(UnsafeRawPointer(s.y + y1 * s.yStride), UnsafeMutableRawPointer(out.y.row(y1)),
+                           width: out.y.width, scale: lumaScale)
+            }
+            chromaRowSIMD(s.u, s, cy, into: out.u, lumaHeight: h)
+            chromaRowSIMD(s.v, s, cy, into: out.v, lumaHeight: h)
+            lanes.reencodeRowPair(out, chromaRow: cy, conversion)
         }
     }
 }

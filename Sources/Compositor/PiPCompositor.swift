@@ -8,20 +8,18 @@ public struct SourcePicture: @unchecked Sendable {
     }
 }
 
-import Dispatch
-import Foundation
-
 /// Composes the picture-in-picture frame: the main picture aspect-filled over the whole
 /// canvas, the inset picture aspect-filled into the inset rectangle, both re-encoded to the
 /// output matrix (BT.709). Scale plans are built on first sight of a source size and reused,
 /// so steady-state composition allocates nothing.
 ///
-/// With `threads: 2` each placement's rows are split between the caller and a worker
-/// thread: the work is bound by how many cache misses a core keeps in flight (source frames
-/// arrive cold), so a second core nearly halves the latency. The worker sleeps between frames.
+/// With `threads: 2` each large placement's rows are split between the caller and a worker
+/// thread (`ForkJoin`).
 public final class PiPCompositor: @unchecked Sendable {
     public let layout: PiPLayout
-    public let outputMatrix: YCbCrMatrix = .bt709
+    /// What every output is encoded with; cameras that unpack their own buffers re-encode to it.
+    public static let outputMatrix: YCbCrMatrix = .bt709
+    public var outputMatrix: YCbCrMatrix { Self.outputMatrix }
 
     /// Which implementation of the kernels runs: the product uses `simd`; `scalar` is the
     /// reference, kept selectable so benchmarks can time both.
@@ -41,9 +39,7 @@ public final class PiPCompositor: @unchecked Sendable {
     private let simdScratch = [ResampleScratch(), ResampleScratch()]
 
     public let threads: Int
-    private var worker: Worker?
-    // The worker's half of the current placement, set before `go` is signalled.
-    private var job: (picture: SourcePicture, rect: Rect, output: I420View, plan: ScalePlan)?
+    private var fork: ForkJoin?
 
     public init(layout: PiPLayout, kernels: Kernels = .simd, threads: Int = 1) throws(PiPLayout.Problem) {
         try layout.validate()
@@ -57,51 +53,7 @@ public final class PiPCompositor: @unchecked Sendable {
         }
     }
 
-    deinit {
-        worker?.stop()
-        scratch.deallocate()
-    }
-
-    /// The second thread. It holds only this box, never the compositor itself, so the
-    /// compositor can be torn down while it sleeps.
-    private final class Worker: @unchecked Sendable {
-        let go = DispatchSemaphore(value: 0)
-        let done = DispatchSemaphore(value: 0)
-        var stopping = false
-        /// Runs the worker's half of the current job; only called while a job is waited on.
-        var body: () -> Void = {}
-
-        init() {
-            let thread = Thread { [self] in
-                while true {
-                    go.wait()
-                    if stopping { done.signal(); return }
-                    body()
-                    done.signal()
-                }
-            }
-            thread.name = "dualcam-compositor"
-            thread.start()
-        }
-
-        func run() { go.signal() }
-        func wait() { done.wait() }
-        func stop() {
-            stopping = true
-            go.signal()
-            done.wait()
-        }
-    }
-
-    private func startWorker() {
-        let w = Worker()
-        // unowned(unsafe): the body runs only between run() and wait(), inside a call on
-        // this compositor, which is therefore alive.
-        w.body = { [unowned(unsafe) self] in
-            if let j = self.job { self.placeRows(j.picture, in: j.rect, of: j.output, plan: j.plan, half: 1) }
-        }
-        worker = w
-    }
+    deinit { scratch.deallocate() }
 
     /// Composes `main` full-frame and, unless nil, `inset` in the layout's corner.
     /// `output` must be canvas-sized. When `main.image` is `output` itself and already
@@ -121,12 +73,8 @@ public final class PiPCompositor: @unchecked Sendable {
         // Only big placements are split: an inset is bound by memory, which two threads here
         // share (measured: slower on two threads), and pays the hand-off for nothing.
         if threads == 2 && rect.width * rect.height >= layout.canvas.width * layout.canvas.height / 4 {
-            if worker == nil { startWorker() }
-            job = (picture, rect, output, plan)
-            worker!.run()
-            placeRows(picture, in: rect, of: output, plan: plan, half: 0)
-            worker!.wait()
-            job = nil
+            if fork == nil { fork = ForkJoin(name: "dualcam-compositor") }
+            fork!.run { half in placeRows(picture, in: rect, of: output, plan: plan, half: half) }
         } else {
             placeRows(picture, in: rect, of: output, plan: plan, half: nil)
         }

@@ -15,6 +15,16 @@ private func llvmPrefetch(_ address: UnsafeRawPointer, _ write: Int32, _ localit
 enum Prefetch {
     static let lineBytes = 64
 
+    /// Asks for `count` bytes from `start` to be brought into cache, without waiting.
+    @inline(__always)
+    static func bytes(_ start: UnsafeRawPointer, count: Int) {
+        var offset = 0
+        while offset < count {
+            llvmPrefetch(start + offset, 0, 3, 1)
+            offset &+= lineBytes
+        }
+    }
+
     /// Asks for `columns` of each row in `rows` to be brought into cache, without waiting.
     @inline(__always)
     static func rows(_ plane: PlaneView, _ rows: Range<Int>, columns: Range<Int>) {

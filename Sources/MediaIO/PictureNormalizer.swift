@@ -78,8 +78,10 @@ final class PictureNormalizer {
 
 extension MJPEGDecoder {
     /// What webcams send, full-range 4:2:2 or 4:2:0 at the size wanted, converted by our
-    /// own kernel (`JPEGRange`); nil for anything else, which goes to libswscale.
-    static func convertFullRange(_ f: UnsafeMutablePointer<AVFrame>, into buffer: I420Buffer) -> YCbCrMatrix? {
+    /// own kernel (`JPEGRange`), re-encoded to `output` in the same pass when that is given,
+    /// on two threads with `fork`; nil for anything else, which goes to libswscale.
+    static func convertFullRange(_ f: UnsafeMutablePointer<AVFrame>, into buffer: I420Buffer,
+                                 output: YCbCrMatrix?, fork: ForkJoin?) -> YCbCrMatrix? {
         let format = AVPixelFormat(rawValue: f.pointee.format)
         let jpegRange = f.pointee.color_range == AVCOL_RANGE_JPEG
         let fullHeight: Bool
@@ -93,10 +95,23 @@ extension MJPEGDecoder {
         guard buffer.size == Size(width: Int(f.pointee.width), height: Int(f.pointee.height)),
               f.pointee.linesize.0 > 0, f.pointee.linesize.1 > 0, f.pointee.linesize.1 == f.pointee.linesize.2,
               let y = f.pointee.data.0, let u = f.pointee.data.1, let v = f.pointee.data.2 else { return nil }
-        JPEGRange.convertSIMD(JPEGRange.Source(y: y, yStride: Int(f.pointee.linesize.0), u: u, v: v,
-                                               chromaStride: Int(f.pointee.linesize.1), chromaFullHeight: fullHeight),
-                              into: buffer.view)
-        return VideoReader.matrix(of: f.pointee.colorspace, height: Int(f.pointee.height))
+        let source = JPEGRange.Source(y: y, yStride: Int(f.pointee.linesize.0), u: u, v: v,
+                                      chromaStride: Int(f.pointee.linesize.1), chromaFullHeight: fullHeight)
+        let matrix = VideoReader.matrix(of: f.pointee.colorspace, height: Int(f.pointee.height))
+        guard let output, let conversion = ColorConversion(from: matrix, to: output) else {
+            JPEGRange.convertSIMD(source, into: buffer.view)
+            return matrix
+        }
+        let out = buffer.view, rows = out.u.height
+        // A picture the inset's size is done before a second thread would have woken.
+        guard let fork, out.y.height >= 540 else {
+            JPEGRange.convertSIMD(source, into: out, converting: conversion)
+            return output
+        }
+        fork.run { half in
+            JPEGRange.convertSIMD(source, into: out, converting: conversion, chromaRows: half == 0 ? 0..<rows / 2 : rows / 2..<rows)
+        }
+        return output
     }
 }
 
@@ -130,9 +145,11 @@ public final class MJPEGDecoder {
     }
 
     /// Decodes one JPEG into `buffer`, whatever size the JPEG is: one whose reduced size
-    /// differs from `buffer`'s (a camera that changed its mind) is scaled to it. Returns the
-    /// picture's matrix; a damaged JPEG throws.
-    public func decode(_ jpeg: UnsafeRawBufferPointer, into buffer: I420Buffer) throws(MediaError) -> YCbCrMatrix {
+    /// differs from `buffer`'s (a camera that changed its mind) is scaled to it. With
+    /// `output`, a webcam's JPEG is re-encoded to that matrix as its range is rescaled (on
+    /// two threads with `fork`). Returns the picture's matrix; a damaged JPEG throws.
+    public func decode(_ jpeg: UnsafeRawBufferPointer, into buffer: I420Buffer, output: YCbCrMatrix? = nil,
+                       fork: ForkJoin? = nil) throws(MediaError) -> YCbCrMatrix {
         guard let base = jpeg.baseAddress, jpeg.count > 4 else { throw .undecodable(path: name, reason: "empty frame") }
         // A frame that lost its tail in transfer has no end-of-image marker; libavcodec would
         // conceal the loss with grey, so it is rejected here (some cameras pad after it).
@@ -150,7 +167,8 @@ public final class MJPEGDecoder {
         if frame.pointer.pointee.decode_error_flags != 0 {
             throw .undecodable(path: name, reason: "damaged JPEG data")
         }
-        if !convertsWithLibswscale, let matrix = Self.convertFullRange(frame.pointer, into: buffer) { return matrix }
+        if !convertsWithLibswscale,
+           let matrix = Self.convertFullRange(frame.pointer, into: buffer, output: output, fork: fork) { return matrix }
         let (view, converted, matrix) = try normaliser.normalise(frame.pointer, path: name, into: buffer, size: buffer.size)
         // Already limited-range I420 of the right size (rare for JPEG): copy it out.
         if converted == nil { buffer.view.copy(from: view) }

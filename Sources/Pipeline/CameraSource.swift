@@ -22,7 +22,7 @@ final class CameraSource: LiveSource, @unchecked Sendable {
     private(set) var stream: StreamFormat?
     private var identity: CameraIdentity?
     private var exposure: Double?
-    private lazy var maker = CameraFrameMaker(name: devicePath, matrix: .bt601)
+    private lazy var maker = CameraFrameMaker(name: devicePath, matrix: .bt601, output: PiPCompositor.outputMatrix)
     private var lastShift = 0
     /// The inset size while this camera is in the inset, nil while it is full frame: set by
     /// the recorder, read before each frame to decode JPEGs no larger than the role needs.

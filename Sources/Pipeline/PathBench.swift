@@ -185,14 +185,14 @@ public struct PathBench {
         return Camera(ring: BufferRing(count: ringCount(bytes: bytes), bytes: bytes),
                       stream: StreamFormat(fourcc: .yuyv, width: size.width, height: size.height, bytesPerLine: size.width * 2,
                                            imageSize: bytes, framesPerSecond: 30, matrix: .bt601),
-                      maker: CameraFrameMaker(name: name, matrix: .bt601))
+                      maker: CameraFrameMaker(name: name, matrix: .bt601, output: PiPCompositor.outputMatrix))
     }
 
     private func mjpegCamera(_ size: Size, name: String, seed: UInt64, libswscale: Bool) throws -> Camera {
         var jpegs = MJPEGBench()
         jpegs.cameraSize = size
         let ring = BufferRing(copies: try jpegs.jpegs(seed: seed))
-        let maker = CameraFrameMaker(name: name, matrix: .bt601)
+        let maker = CameraFrameMaker(name: name, matrix: .bt601, output: PiPCompositor.outputMatrix)
         maker.convertsWithLibswscale = libswscale
         return Camera(ring: ring, stream: StreamFormat(fourcc: .mjpeg, width: size.width, height: size.height,
                                                        bytesPerLine: 0, imageSize: 0, framesPerSecond: 30),

@@ -18,13 +18,31 @@ enum RawFrameConverter {
         }
     }
 
-    /// Converts `bytes` into `out` (sized as the stream); false when the buffer is short.
-    static func convert(_ bytes: UnsafeRawBufferPointer, _ stream: StreamFormat, into out: I420View) -> Bool {
-        guard let raw = bytes.baseAddress, bytes.count >= requiredBytes(stream) else { return false }
+    /// Converts `bytes` into `out` (sized as the stream) and returns the matrix of what it
+    /// wrote: packed 4:2:2 is re-encoded to `output` in the same pass (no second pass over
+    /// the frame in the compositor); the planar formats keep the stream's. nil when the
+    /// buffer is short. With `fork`, packed 4:2:2 is converted on two threads.
+    static func convert(_ bytes: UnsafeRawBufferPointer, _ stream: StreamFormat, into out: I420View,
+                        output: YCbCrMatrix, fork: ForkJoin? = nil) -> YCbCrMatrix? {
+        guard let raw = bytes.baseAddress, bytes.count >= requiredBytes(stream) else { return nil }
         let base = raw.assumingMemoryBound(to: UInt8.self), line = stream.bytesPerLine
         switch stream.fourcc {
-        case .yuyv: CameraFormats.yuyvSIMD(base, stride: line, into: out)
-        case .uyvy: CameraFormats.uyvySIMD(base, stride: line, into: out)
+        case .yuyv, .uyvy:
+            let order: CameraFormats.Packed422 = stream.fourcc == .yuyv ? .yuyv : .uyvy
+            guard let conversion = ColorConversion(from: stream.matrix, to: output) else {
+                CameraFormats.packed422SIMD(base, stride: line, order: order, into: out)
+                return stream.matrix
+            }
+            guard let fork else {
+                CameraFormats.packed422SIMD(base, stride: line, order: order, into: out, converting: conversion)
+                return output
+            }
+            let rows = out.u.height, split = rows / 2
+            fork.run { half in
+                CameraFormats.packed422SIMD(base, stride: line, order: order, into: out, converting: conversion,
+                                            chromaRows: half == 0 ? 0..<split : split..<rows)
+            }
+            return output
         case .nv12:
             CameraFormats.nv12SIMD(luma: base, lumaStride: line, chroma: base + line * stream.height,
                                    chromaStride: line, into: out)
@@ -36,6 +54,6 @@ enum RawFrameConverter {
                 u: PlaneView(base: luma + line * stream.height, width: cw, height: ch, stride: cs),
                 v: PlaneView(base: luma + line * stream.height + cs * ch, width: cw, height: ch, stride: cs)))
         }
-        return true
+        return stream.matrix
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 @testable import Compositor
 import Testing
 
@@ -131,6 +132,52 @@ import Testing
     }
 }
 
+@Suite struct Lanes16Tests {
+    /// The 16-bit decomposition against the 32-bit formula it replaces, for every (u, v).
+    @Test(arguments: [(YCbCrMatrix.bt601, YCbCrMatrix.bt709), (.bt2020, .bt709), (.bt709, .bt601), (.bt601, .bt2020)])
+    func sixteenBitLanesGiveTheThirtyTwoBitResult(from: YCbCrMatrix, to: YCbCrMatrix) throws {
+        let c = try #require(ColorConversion(from: from, to: to))
+        let lanes = try #require(c.lanes16)
+        var mismatches = 0
+        for u in -128...127 {
+            let us = SIMD8<Int16>(repeating: Int16(u))
+            for vBase in stride(from: -128, to: 128, by: 8) {
+                let vs = SIMD8<Int16>((0..<8).map { Int16(vBase + $0) })
+                let luma = lanes.luma(us, vs)
+                let cb = lanes.cb(us, vs, us, vs), cr = lanes.cr(us, vs, us, vs)
+                for i in 0..<8 {
+                    let v = Int32(vBase + i), u32 = Int32(u)
+                    let dy = (c.lumaFromCb * u32 + c.lumaFromCr * v + 8192) >> 14
+                    let b = min(max(128 + ((c.cbFromCb * u32 + c.cbFromCr * v + 8192) >> 14), 0), 255)
+                    let r = min(max(128 + ((c.crFromCb * u32 + c.crFromCr * v + 8192) >> 14), 0), 255)
+                    if Int32(luma[i]) != dy || Int32(cb[i]) != b || Int32(cr[i]) != r || cb[i + 8] != cb[i] { mismatches += 1 }
+                }
+            }
+        }
+        #expect(mismatches == 0)
+    }
+}
+
+@Suite struct ForkJoinTests {
+    /// Each call runs both halves, the second on another thread, and returns after both.
+    @Test func bothHalvesRunAndFinishBeforeTheCallReturns() {
+        let fork = ForkJoin(name: "dualcam-test")
+        let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: 2)
+        defer { counts.deallocate() }
+        counts.initialize(repeating: 0)
+        var otherThread = 0
+        let caller = pthread_self()
+        for _ in 0..<1000 {
+            fork.run { half in
+                counts[half] += 1
+                if half == 1 && pthread_equal(pthread_self(), caller) == 0 { otherThread += 1 }
+            }
+        }
+        #expect(counts[0] == 1000 && counts[1] == 1000)
+        #expect(otherThread == 1000)
+    }
+}
+
 /// Whole frames: the product path (SIMD kernels, rows split over two threads) against the
 /// scalar reference, for every corner, odd sizes, BT.601 sources and the swapped layout.
 @Suite struct CompositorPathsTests {
@@ -193,6 +240,35 @@ import Testing
         #expect(a.view.v[0, 0] == UInt8((Int(src[v0]) + Int(src[below + v0]) + 1) >> 1))
     }
 
+    /// Unpacking and re-encoding in one pass, whole and in the two halves two threads
+    /// convert, against unpacking and then converting one pixel at a time. The widths
+    /// include ones no multiple of 32 (a scalar tail) and ones the fused path refuses.
+    @Test(arguments: [CameraFormats.Packed422.yuyv, .uyvy],
+          [(1920, 1080), (1280, 720), (640, 481), (32, 2), (34, 3), (96, 1), (30, 7), (1922, 5)])
+    func packed422ConvertingMatchesTheTwoPasses(order: CameraFormats.Packed422, size: (w: Int, h: Int)) {
+        let (w, h) = size
+        let stride = 2 * w + 24
+        var rng = SplitMix64(state: UInt64(w * 3 + h))
+        let src = (0..<(stride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        for from in [YCbCrMatrix.bt601, .bt2020] {
+            let conversion = ColorConversion(from: from, to: .bt709)!
+            let size = Size(width: w, height: h)
+            let reference = I420Buffer(size: size), whole = I420Buffer(size: size), halves = I420Buffer(size: size)
+            CameraFormats.packed422Scalar(src, stride: stride, order: order, into: reference.view, converting: conversion)
+            CameraFormats.packed422SIMD(src, stride: stride, order: order, into: whole.view, converting: conversion)
+            let rows = halves.view.u.height, split = rows / 3
+            CameraFormats.packed422SIMD(src, stride: stride, order: order, into: halves.view, converting: conversion,
+                                        chromaRows: split..<rows)
+            CameraFormats.packed422SIMD(src, stride: stride, order: order, into: halves.view, converting: conversion,
+                                        chromaRows: 0..<split)
+            for (p, (q, r)) in zip(reference.view.planes, zip(whole.view.planes, halves.view.planes)) {
+                var differing = 0
+                for y in 0..<p.height { for x in 0..<p.width where p[x, y] != q[x, y] || p[x, y] != r[x, y] { differing += 1 } }
+                #expect(differing == 0, "\(from) \(w)x\(h)")
+            }
+        }
+    }
+
     @Test(arguments: [(640, 360), (1280, 720), (32, 2), (34, 3), (1920, 1080)])
     func nv12SIMDMatchesScalar(w: Int, h: Int) {
         let cw = (w + 1) / 2, ch = (h + 1) / 2
@@ -210,6 +286,33 @@ import Testing
 }
 
 @Suite struct JPEGRangeTests {
+    /// Rescaling the range and re-encoding in one pass, whole and in two parts, against the
+    /// two passes one pixel at a time.
+    @Test(arguments: [true, false], [(1920, 1080), (640, 481), (64, 2), (66, 3), (96, 17), (10, 5)])
+    func convertingMatchesTheTwoPasses(fullHeightChroma: Bool, size: (w: Int, h: Int)) {
+        let (w, h) = size
+        let cw = (w + 1) / 2, ch = fullHeightChroma ? h : (h + 1) / 2
+        let yStride = w + 24, cStride = cw + 40
+        var rng = SplitMix64(state: UInt64(w * 17 + h))
+        let luma = (0..<(yStride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let u = (0..<(cStride * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let v = (0..<(cStride * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let source = JPEGRange.Source(y: luma, yStride: yStride, u: u, v: v, chromaStride: cStride, chromaFullHeight: fullHeightChroma)
+        let conversion = ColorConversion(from: .bt601, to: .bt709)!
+        let size = Size(width: w, height: h)
+        let reference = I420Buffer(size: size), whole = I420Buffer(size: size), parts = I420Buffer(size: size)
+        JPEGRange.convertScalar(source, into: reference.view, converting: conversion)
+        JPEGRange.convertSIMD(source, into: whole.view, converting: conversion)
+        let rows = parts.view.u.height, split = (rows + 1) / 2
+        JPEGRange.convertSIMD(source, into: parts.view, converting: conversion, chromaRows: split..<rows)
+        JPEGRange.convertSIMD(source, into: parts.view, converting: conversion, chromaRows: 0..<split)
+        for (p, (q, r)) in zip(reference.view.planes, zip(whole.view.planes, parts.view.planes)) {
+            var differing = 0
+            for y in 0..<p.height { for x in 0..<p.width where p[x, y] != q[x, y] || p[x, y] != r[x, y] { differing += 1 } }
+            #expect(differing == 0, "\(w)x\(h)")
+        }
+    }
+
     @Test(arguments: [true, false], [(1920, 1080), (640, 360), (64, 2), (66, 3), (96, 17), (240, 135), (10, 5)])
     func simdMatchesScalar(fullHeightChroma: Bool, size: (w: Int, h: Int)) {
         let (w, h) = size

@@ -50,8 +50,8 @@ import Testing
         let bytes = [UInt8](repeating: 128, count: stream.imageSize)
         let out = I420Buffer(size: Size(width: w, height: h))
         #expect(RawFrameConverter.requiredBytes(stream) == stream.imageSize)
-        #expect(bytes.withUnsafeBytes { RawFrameConverter.convert($0, stream, into: out.view) })
-        #expect(!bytes.withUnsafeBytes { RawFrameConverter.convert(UnsafeRawBufferPointer(rebasing: $0.dropLast(line)), stream, into: out.view) })
+        #expect(bytes.withUnsafeBytes { RawFrameConverter.convert($0, stream, into: out.view, output: .bt709) != nil })
+        #expect(!bytes.withUnsafeBytes { RawFrameConverter.convert(UnsafeRawBufferPointer(rebasing: $0.dropLast(line)), stream, into: out.view, output: .bt709) != nil })
     }
 
     @Test func theCamerasOwnFormatsComeBeforeOnesLibv4l2MakesUp() {

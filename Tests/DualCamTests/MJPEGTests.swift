@@ -51,6 +51,17 @@ import Testing
             let reference = try Decode.frame(stream, index: n, filter: "scale=out_range=tv", pixelFormat: "yuv420p")
             let p = psnr(planes(buffer), reference)
             #expect(p > 45, "frame \(n): \(p) dB")
+            // Re-encoded to BT.709 as its range is rescaled: exactly our two passes, and
+            // close to ffmpeg's own BT.601 -> BT.709 conversion.
+            let reencoded = I420Buffer(size: buffer.size)
+            let outMatrix = try jpeg.withUnsafeBytes { try decoder.decode($0, into: reencoded, output: .bt709) }
+            #expect(outMatrix == .bt709)
+            ColorConversion(from: .bt601, to: .bt709)!.apply(to: buffer.view, lumaRect: Rect(x: 0, y: 0, width: 640, height: 480))
+            #expect(planes(reencoded) == planes(buffer), "frame \(n): one pass differs from two")
+            let reference709 = try Decode.frame(stream, index: n, filter: "scale=out_range=tv:in_color_matrix=bt601:out_color_matrix=bt709",
+                                                pixelFormat: "yuv420p")
+            let p709 = psnr(planes(reencoded), reference709)
+            #expect(p709 > 40, "frame \(n): \(p709) dB against ffmpeg's BT.709")
         }
         // A buffer cut short (a USB transfer that lost its tail) is an error, not a crash.
         let cut = Array(buffers[0].prefix(buffers[0].count / 3))
