@@ -70,9 +70,12 @@ public final class PiPCompositor: @unchecked Sendable {
         // Composing in place into a frame that needs no colour change: nothing to do at all
         // (and no reason to wake the worker).
         if isIdentity(plan) && picture.image.y.base == output.y.base && conversions[picture.matrix] == nil { return }
-        // Only big placements are split: an inset is bound by memory, which two threads here
-        // share (measured: slower on two threads), and pays the hand-off for nothing.
-        if threads == 2 && rect.width * rect.height >= layout.canvas.width * layout.canvas.height / 4 {
+        // Only big placements are split: big in what they write, or in what they read (an
+        // inset taken from a 1080p or 4K picture reads a third of it, cold). A 720p camera's
+        // inset is bound by memory, which two threads here share (measured: slower on two
+        // threads), and pays the hand-off for nothing.
+        let quarterCanvas = layout.canvas.width * layout.canvas.height / 4
+        if threads == 2 && max(rect.width * rect.height, Int(plan.crop.width * plan.crop.height)) >= quarterCanvas {
             if fork == nil { fork = ForkJoin(name: "dualcam-compositor") }
             fork!.run { half in placeRows(picture, in: rect, of: output, plan: plan, half: half) }
         } else {
