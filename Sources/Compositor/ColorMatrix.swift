@@ -56,6 +56,14 @@ public struct ColorConversion: Sendable, Equatable {
         crFromCb = q(m[2][1]); crFromCr = q(m[2][2])
     }
 
+    /// The conversion between two matrices, nil when they are the same: computed once for
+    /// every pair (`init` works through arrays, a hundred allocations, too many per frame).
+    public static func between(_ source: YCbCrMatrix, _ target: YCbCrMatrix) -> ColorConversion? {
+        table[source]![target]!
+    }
+    private static let table: [YCbCrMatrix: [YCbCrMatrix: ColorConversion?]] = Dictionary(uniqueKeysWithValues:
+        YCbCrMatrix.allCases.map { s in (s, Dictionary(uniqueKeysWithValues: YCbCrMatrix.allCases.map { t in (t, ColorConversion(from: s, to: t)) })) })
+
     /// Converts the pixels of `lumaRect` (and the chroma samples it uses) in place,
     /// 16 pixels at a time; the same result as `applyScalar`, to the bit.
     public func apply(to image: I420View, lumaRect: Rect) {

@@ -150,3 +150,15 @@ extension JPEGRange {
         }
     }
 }
+
+extension JPEGRange {
+    /// One decoded JPEG's conversion for `ForkJoin`: each half does half the chroma rows.
+    public final class Job: ForkJoinJob {
+        public var source: Source?, output: I420View?, conversion: ColorConversion?
+        public init() {}
+        public func run(half: Int) {
+            guard let source, let output, let conversion else { return }
+            convertSIMD(source, into: output, converting: conversion, chromaRows: ForkJoin.rows(half, of: output.u.height))
+        }
+    }
+}

@@ -45,3 +45,18 @@ extension CameraFormats {
         }
     }
 }
+
+extension CameraFormats {
+    /// One camera buffer's conversion for `ForkJoin`: each half does half the chroma rows.
+    /// The camera's capture thread keeps one and refills it for every buffer.
+    public final class Packed422Job: ForkJoinJob {
+        public var source: UnsafePointer<UInt8>?, stride = 0, order = Packed422.yuyv
+        public var output: I420View?, conversion: ColorConversion?
+        public init() {}
+        public func run(half: Int) {
+            guard let source, let output, let conversion else { return }
+            packed422SIMD(source, stride: stride, order: order, into: output, converting: conversion,
+                          chromaRows: ForkJoin.rows(half, of: output.u.height))
+        }
+    }
+}

@@ -40,6 +40,15 @@ public final class PiPCompositor: @unchecked Sendable {
 
     public let threads: Int
     private var fork: ForkJoin?
+    private lazy var placement = Placement(self)
+
+    /// One placement's rows for the two threads, refilled for every split placement.
+    private final class Placement: ForkJoinJob {
+        unowned let compositor: PiPCompositor
+        var picture: SourcePicture?, rect = Rect(x: 0, y: 0, width: 0, height: 0), output: I420View?, plan: ScalePlan?
+        init(_ compositor: PiPCompositor) { self.compositor = compositor }
+        func run(half: Int) { compositor.placeRows(picture!, in: rect, of: output!, plan: plan!, half: half) }
+    }
 
     public init(layout: PiPLayout, kernels: Kernels = .simd, threads: Int = 1) throws(PiPLayout.Problem) {
         try layout.validate()
@@ -77,7 +86,9 @@ public final class PiPCompositor: @unchecked Sendable {
         let quarterCanvas = layout.canvas.width * layout.canvas.height / 4
         if threads == 2 && max(rect.width * rect.height, Int(plan.crop.width * plan.crop.height)) >= quarterCanvas {
             if fork == nil { fork = ForkJoin(name: "dualcam-compositor") }
-            fork!.run { half in placeRows(picture, in: rect, of: output, plan: plan, half: half) }
+            (placement.picture, placement.rect, placement.output, placement.plan) = (picture, rect, output, plan)
+            fork!.run(placement)
+            (placement.picture, placement.output, placement.plan) = (nil, nil, nil)
         } else {
             placeRows(picture, in: rect, of: output, plan: plan, half: nil)
         }

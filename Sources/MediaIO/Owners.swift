@@ -26,6 +26,24 @@ final class Packet {
     func unref() { av_packet_unref(pointer) }
 }
 
+/// Owns an AVBufferPool of equal-sized buffers. Buffers handed out return to it when their
+/// last reference goes, so a steady stream of them allocates nothing.
+final class BufferPool {
+    let size: Int
+    private let pool: OpaquePointer
+    init(size: Int) {
+        self.size = size
+        guard let p = av_buffer_pool_init(size, nil) else { outOfMemory("a buffer pool") }
+        pool = p
+    }
+    deinit {
+        var p: OpaquePointer? = pool
+        av_buffer_pool_uninit(&p)
+    }
+    /// A buffer of `size` bytes, referenced once.
+    func take() -> UnsafeMutablePointer<AVBufferRef> { allocated(av_buffer_pool_get(pool), "a pooled buffer") }
+}
+
 /// Owns an AVFrame.
 public final class Frame: @unchecked Sendable {
     public let pointer: UnsafeMutablePointer<AVFrame>

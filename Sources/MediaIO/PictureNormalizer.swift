@@ -81,7 +81,7 @@ extension MJPEGDecoder {
     /// own kernel (`JPEGRange`), re-encoded to `output` in the same pass when that is given,
     /// on two threads with `fork`; nil for anything else, which goes to libswscale.
     static func convertFullRange(_ f: UnsafeMutablePointer<AVFrame>, into buffer: I420Buffer,
-                                 output: YCbCrMatrix?, fork: ForkJoin?) -> YCbCrMatrix? {
+                                 output: YCbCrMatrix?, fork: (fork: ForkJoin, job: JPEGRange.Job)?) -> YCbCrMatrix? {
         let format = AVPixelFormat(rawValue: f.pointee.format)
         let jpegRange = f.pointee.color_range == AVCOL_RANGE_JPEG
         let fullHeight: Bool
@@ -98,19 +98,20 @@ extension MJPEGDecoder {
         let source = JPEGRange.Source(y: y, yStride: Int(f.pointee.linesize.0), u: u, v: v,
                                       chromaStride: Int(f.pointee.linesize.1), chromaFullHeight: fullHeight)
         let matrix = VideoReader.matrix(of: f.pointee.colorspace, height: Int(f.pointee.height))
-        guard let output, let conversion = ColorConversion(from: matrix, to: output) else {
+        guard let output, let conversion = ColorConversion.between(matrix, output) else {
             JPEGRange.convertSIMD(source, into: buffer.view)
             return matrix
         }
-        let out = buffer.view, rows = out.u.height
+        let out = buffer.view
         // A picture the inset's size is done before a second thread would have woken.
         guard let fork, out.y.height >= 540 else {
             JPEGRange.convertSIMD(source, into: out, converting: conversion)
             return output
         }
-        fork.run { half in
-            JPEGRange.convertSIMD(source, into: out, converting: conversion, chromaRows: half == 0 ? 0..<rows / 2 : rows / 2..<rows)
-        }
+        let job = fork.job
+        (job.source, job.output, job.conversion) = (source, out, conversion)
+        fork.fork.run(job)
+        (job.source, job.output) = (nil, nil)
         return output
     }
 }
@@ -121,6 +122,10 @@ extension MJPEGDecoder {
 public final class MJPEGDecoder {
     private let codec: CodecContext
     private let packet = Packet()
+    /// Buffers for the JPEGs sent, a quarter larger than the largest seen yet.
+    private var packetBuffers: BufferPool?
+    /// The range conversion's halves, when a `ForkJoin` is given.
+    private let job = JPEGRange.Job()
     private let frame = Frame()
     private let normaliser = PictureNormalizer()
     public let name: String
@@ -157,10 +162,18 @@ public final class MJPEGDecoder {
         guard zip(tail, tail.dropFirst()).contains(where: { $0 == 0xFF && $1 == 0xD9 }) else {
             throw .undecodable(path: name, reason: "truncated JPEG (no end-of-image marker)")
         }
-        // Not reference-counted: the decoder copies what it keeps.
-        packet.pointer.pointee.data = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+        // The JPEG goes in a pooled, padded buffer that the decoder references: handed a
+        // plain pointer, libavcodec allocated and filled a copy of its own for every frame.
+        let padded = jpeg.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)
+        if packetBuffers.map({ $0.size < padded }) ?? true { packetBuffers = BufferPool(size: padded * 5 / 4) }
+        let pooled = packetBuffers!.take()
+        let bytes = pooled.pointee.data!
+        bytes.update(from: base.assumingMemoryBound(to: UInt8.self), count: jpeg.count)
+        (bytes + jpeg.count).initialize(repeating: 0, count: Int(AV_INPUT_BUFFER_PADDING_SIZE))
+        packet.pointer.pointee.buf = pooled
+        packet.pointer.pointee.data = bytes
         packet.pointer.pointee.size = Int32(jpeg.count)
-        defer { packet.pointer.pointee.data = nil; packet.pointer.pointee.size = 0 }
+        defer { packet.unref() }
         try check(avcodec_send_packet(codec.pointer, packet.pointer)) { .undecodable(path: name, reason: $0) }
         try check(avcodec_receive_frame(codec.pointer, frame.pointer)) { .undecodable(path: name, reason: $0) }
         defer { av_frame_unref(frame.pointer) }
@@ -168,7 +181,9 @@ public final class MJPEGDecoder {
             throw .undecodable(path: name, reason: "damaged JPEG data")
         }
         if !convertsWithLibswscale,
-           let matrix = Self.convertFullRange(frame.pointer, into: buffer, output: output, fork: fork) { return matrix }
+           let matrix = Self.convertFullRange(frame.pointer, into: buffer, output: output, fork: fork.map { ($0, job) }) {
+            return matrix
+        }
         let (view, converted, matrix) = try normaliser.normalise(frame.pointer, path: name, into: buffer, size: buffer.size)
         // Already limited-range I420 of the right size (rare for JPEG): copy it out.
         if converted == nil { buffer.view.copy(from: view) }

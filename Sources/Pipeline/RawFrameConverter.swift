@@ -23,13 +23,13 @@ enum RawFrameConverter {
     /// the frame in the compositor); the planar formats keep the stream's. nil when the
     /// buffer is short. With `fork`, packed 4:2:2 is converted on two threads.
     static func convert(_ bytes: UnsafeRawBufferPointer, _ stream: StreamFormat, into out: I420View,
-                        output: YCbCrMatrix, fork: ForkJoin? = nil) -> YCbCrMatrix? {
+                        output: YCbCrMatrix, fork: (fork: ForkJoin, job: CameraFormats.Packed422Job)? = nil) -> YCbCrMatrix? {
         guard let raw = bytes.baseAddress, bytes.count >= requiredBytes(stream) else { return nil }
         let base = raw.assumingMemoryBound(to: UInt8.self), line = stream.bytesPerLine
         switch stream.fourcc {
         case .yuyv, .uyvy:
             let order: CameraFormats.Packed422 = stream.fourcc == .yuyv ? .yuyv : .uyvy
-            guard let conversion = ColorConversion(from: stream.matrix, to: output) else {
+            guard let conversion = ColorConversion.between(stream.matrix, output) else {
                 CameraFormats.packed422SIMD(base, stride: line, order: order, into: out)
                 return stream.matrix
             }
@@ -37,11 +37,10 @@ enum RawFrameConverter {
                 CameraFormats.packed422SIMD(base, stride: line, order: order, into: out, converting: conversion)
                 return output
             }
-            let rows = out.u.height, split = rows / 2
-            fork.run { half in
-                CameraFormats.packed422SIMD(base, stride: line, order: order, into: out, converting: conversion,
-                                            chromaRows: half == 0 ? 0..<split : split..<rows)
-            }
+            let job = fork.job
+            (job.source, job.stride, job.order, job.output, job.conversion) = (base, line, order, out, conversion)
+            fork.fork.run(job)
+            (job.source, job.output) = (nil, nil)
             return output
         case .nv12:
             CameraFormats.nv12SIMD(luma: base, lumaStride: line, chroma: base + line * stream.height,

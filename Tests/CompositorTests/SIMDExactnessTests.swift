@@ -159,22 +159,26 @@ import Testing
 }
 
 @Suite struct ForkJoinTests {
+    final class Counting: ForkJoinJob {
+        let caller = pthread_self()
+        var runs = [0, 0], onTheWorker = 0
+        func run(half: Int) {
+            runs[half] += 1
+            if half == 1 && pthread_equal(pthread_self(), caller) == 0 { onTheWorker += 1 }
+        }
+    }
+
     /// Each call runs both halves, the second on another thread, and returns after both.
     @Test func bothHalvesRunAndFinishBeforeTheCallReturns() {
         let fork = ForkJoin(name: "dualcam-test")
-        let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: 2)
-        defer { counts.deallocate() }
-        counts.initialize(repeating: 0)
-        var otherThread = 0
-        let caller = pthread_self()
-        for _ in 0..<1000 {
-            fork.run { half in
-                counts[half] += 1
-                if half == 1 && pthread_equal(pthread_self(), caller) == 0 { otherThread += 1 }
-            }
+        let job = Counting()
+        for i in 1...1000 {
+            fork.run(job)
+            if job.runs != [i, i] { break }
         }
-        #expect(counts[0] == 1000 && counts[1] == 1000)
-        #expect(otherThread == 1000)
+        #expect(job.runs == [1000, 1000])
+        #expect(job.onTheWorker == 1000)
+        #expect(ForkJoin.rows(0, of: 135) == 0..<67 && ForkJoin.rows(1, of: 135) == 67..<135)
     }
 }
 
