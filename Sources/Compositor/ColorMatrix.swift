@@ -141,17 +141,20 @@ public struct ColorConversion: Sendable, Equatable {
         return (products &+ round) &>> Int32(shift)
     }
 
+    // Clamps and width changes as lane loops (see `Lanes`): `pointwiseMin`/`pointwiseMax`
+    // and the conversion initialisers were calls here (perf: 4 per 16 pixels).
     @inline(__always)
     static func addClamped(_ luma: SIMD8<UInt8>, _ delta: SIMD8<Int16>) -> SIMD8<UInt8> {
-        let sum: SIMD8<Int16> = SIMD8<Int16>(truncatingIfNeeded: luma) &+ delta
-        let clamped: SIMD8<Int16> = pointwiseMin(pointwiseMax(sum, SIMD8<Int16>.zero), SIMD8<Int16>(repeating: 255))
-        return SIMD8<UInt8>(truncatingIfNeeded: clamped)
+        var out = SIMD8<UInt8>()
+        for i in 0..<8 { out[i] = UInt8(truncatingIfNeeded: min(max(Int16(luma[i]) &+ delta[i], 0), 255)) }
+        return out
     }
 
     @inline(__always)
     static func clampToByte(_ v: SIMD8<Int32>) -> SIMD8<UInt8> {
-        let clamped: SIMD8<Int32> = pointwiseMin(pointwiseMax(v, SIMD8<Int32>.zero), SIMD8<Int32>(repeating: 255))
-        return SIMD8<UInt8>(truncatingIfNeeded: clamped)
+        var out = SIMD8<UInt8>()
+        for i in 0..<8 { out[i] = UInt8(truncatingIfNeeded: min(max(v[i], 0), 255)) }
+        return out
     }
 
     @inline(__always)

@@ -141,10 +141,11 @@ enum Lanes {
     /// Two halves of 16-bit lanes clamped to 0...255 and packed into bytes.
     @inline(__always)
     static func narrowClamped(_ low: SIMD8<Int16>, _ high: SIMD8<Int16>) -> SIMD16<UInt8> {
-        let top = SIMD8<Int16>(repeating: 255)
-        let l = pointwiseMin(pointwiseMax(low, .zero), top), h = pointwiseMin(pointwiseMax(high, .zero), top)
         var out = SIMD16<UInt8>()
-        for i in 0..<8 { out[i] = UInt8(truncatingIfNeeded: l[i]); out[i &+ 8] = UInt8(truncatingIfNeeded: h[i]) }
+        for i in 0..<8 {
+            out[i] = UInt8(truncatingIfNeeded: min(max(low[i], 0), 255))
+            out[i &+ 8] = UInt8(truncatingIfNeeded: min(max(high[i], 0), 255))
+        }
         return out
     }
 }
