@@ -74,6 +74,29 @@ import Testing
         #expect(throws: MediaError.self) { _ = try garbled.withUnsafeBytes { try decoder.decode($0, into: buffer) } }
     }
 
+    /// The decoder keeps a pool of buffers for the JPEGs it is sent, sized by the largest
+    /// yet: a camera that switches to a bigger picture (JPEGs several times larger) is
+    /// decoded right on the first bigger one, and after it the small ones still are.
+    @Test func largerJPEGsGrowThePacketBuffers() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let (smallStream, small) = try cameraBuffers(dir)
+        let bigStream = dir.path("big.mjpeg")
+        try makeClip(bigStream, ["-f", "lavfi", "-i", "testsrc2=s=1920x1080:r=30:d=0.1", "-c:v", "mjpeg",
+                                 "-pix_fmt", "yuvj422p", "-q:v", "2", "-f", "mjpeg"])
+        let big = jpegs([UInt8](try Data(contentsOf: URL(fileURLWithPath: bigStream))))
+        try #require(!big.isEmpty && big[0].count > 3 * small[0].count, "\(big.first?.count ?? 0) vs \(small[0].count) bytes")
+        let decoder = try MJPEGDecoder(name: "camera")
+        let smallBuffer = I420Buffer(size: Size(width: 640, height: 480)), bigBuffer = I420Buffer(size: Size(width: 1920, height: 1080))
+        for (stream, jpeg, buffer) in [(smallStream, small[0], smallBuffer), (bigStream, big[0], bigBuffer),
+                                       (smallStream, small[0], smallBuffer)] {
+            _ = try jpeg.withUnsafeBytes { try decoder.decode($0, into: buffer) }
+            let reference = try Decode.frame(stream, index: 0, filter: "scale=out_range=tv", pixelFormat: "yuv420p")
+            let p = psnr(planes(buffer), reference)
+            #expect(p > 45, "\(buffer.size): \(p) dB")
+        }
+    }
+
     /// The inset camera's JPEGs decoded at 1/4 size match ffmpeg's own reduced decode
     /// (`-lowres 2`), and a JPEG of another size than the buffer is scaled into it.
     @Test func reducedDecodingMatchesFFmpegLowresAndOddSizesAreScaled() throws {
