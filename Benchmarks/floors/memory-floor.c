@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
+
 enum { RING = 18, FRAMES = 600 };
 static const size_t yuyvBytes = 1920 * 1080 * 2, i420Bytes = 1920 * 1080 * 3 / 2;
 static uint8_t *sources[RING], *destinations[RING];
@@ -16,17 +18,6 @@ static uint8_t *sources[RING], *destinations[RING];
 typedef struct { const uint8_t *source; uint8_t *destination; size_t written; } Part;
 static Part parts[2];
 static pthread_barrier_t start, finish;
-
-static double milliseconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int byValue(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 // Writes `written` bytes and reads a third more than that: a YUYV frame's 4 bytes per
 // 2 pixels become 3 bytes of I420.

@@ -7,18 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
+
 enum { JPEGS = 8, WARMUP = 20, DECODES = 400 };
-
-static double milliseconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int byValue(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(void) {
     uint8_t *jpeg[JPEGS];

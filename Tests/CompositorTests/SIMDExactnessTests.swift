@@ -265,11 +265,7 @@ import Testing
                                         chromaRows: split..<rows)
             CameraFormats.packed422SIMD(src, stride: stride, order: order, into: halves.view, converting: conversion,
                                         chromaRows: 0..<split)
-            for (p, (q, r)) in zip(reference.view.planes, zip(whole.view.planes, halves.view.planes)) {
-                var differing = 0
-                for y in 0..<p.height { for x in 0..<p.width where p[x, y] != q[x, y] || p[x, y] != r[x, y] { differing += 1 } }
-                #expect(differing == 0, "\(from) \(w)x\(h)")
-            }
+            #expect(differingSamples(reference, whole, halves) == 0, "\(from) \(w)x\(h)")
         }
     }
 
@@ -289,53 +285,80 @@ import Testing
     }
 }
 
+/// Random full-range planes as a JPEG decoder leaves them, rows padded past their width.
+struct RandomJPEGPlanes {
+    let luma: [UInt8], u: [UInt8], v: [UInt8]
+    let yStride: Int, chromaStride: Int, fullHeightChroma: Bool
+
+    init(width w: Int, height h: Int, fullHeightChroma: Bool, seed: UInt64) {
+        let cw = (w + 1) / 2, ch = fullHeightChroma ? h : (h + 1) / 2
+        yStride = w + 24
+        chromaStride = cw + 40
+        self.fullHeightChroma = fullHeightChroma
+        var rng = SplitMix64(state: seed)
+        let (ys, cs) = (yStride, chromaStride)
+        luma = (0..<(ys * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        u = (0..<(cs * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        v = (0..<(cs * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+    }
+
+    func withSource<R>(_ body: (JPEGRange.Source) -> R) -> R {
+        luma.withUnsafeBufferPointer { y in
+            u.withUnsafeBufferPointer { u in
+                v.withUnsafeBufferPointer { v in
+                    body(JPEGRange.Source(y: y.baseAddress!, yStride: yStride, u: u.baseAddress!, v: v.baseAddress!,
+                                          chromaStride: chromaStride, chromaFullHeight: fullHeightChroma))
+                }
+            }
+        }
+    }
+}
+
+/// Samples of `a` that differ from the same sample of any of `others`.
+func differingSamples(_ a: I420Buffer, _ others: I420Buffer...) -> Int {
+    var differing = 0
+    for (i, p) in a.view.planes.enumerated() {
+        for y in 0..<p.height {
+            for x in 0..<p.width where others.contains(where: { $0.view.planes[i][x, y] != p[x, y] }) { differing += 1 }
+        }
+    }
+    return differing
+}
+
 @Suite struct JPEGRangeTests {
     /// Rescaling the range and re-encoding in one pass, whole and in two parts, against the
     /// two passes one pixel at a time.
     @Test(arguments: [true, false], [(1920, 1080), (640, 481), (64, 2), (66, 3), (96, 17), (10, 5)])
     func convertingMatchesTheTwoPasses(fullHeightChroma: Bool, size: (w: Int, h: Int)) {
-        let (w, h) = size
-        let cw = (w + 1) / 2, ch = fullHeightChroma ? h : (h + 1) / 2
-        let yStride = w + 24, cStride = cw + 40
-        var rng = SplitMix64(state: UInt64(w * 17 + h))
-        let luma = (0..<(yStride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        let u = (0..<(cStride * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        let v = (0..<(cStride * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        let source = JPEGRange.Source(y: luma, yStride: yStride, u: u, v: v, chromaStride: cStride, chromaFullHeight: fullHeightChroma)
+        let planes = RandomJPEGPlanes(width: size.w, height: size.h, fullHeightChroma: fullHeightChroma,
+                                      seed: UInt64(size.w * 17 + size.h))
         let conversion = ColorConversion(from: .bt601, to: .bt709)!
-        let size = Size(width: w, height: h)
-        let reference = I420Buffer(size: size), whole = I420Buffer(size: size), parts = I420Buffer(size: size)
-        JPEGRange.convertScalar(source, into: reference.view, converting: conversion)
-        JPEGRange.convertSIMD(source, into: whole.view, converting: conversion)
+        let picture = Size(width: size.w, height: size.h)
+        let reference = I420Buffer(size: picture), whole = I420Buffer(size: picture), parts = I420Buffer(size: picture)
         let rows = parts.view.u.height, split = (rows + 1) / 2
-        JPEGRange.convertSIMD(source, into: parts.view, converting: conversion, chromaRows: split..<rows)
-        JPEGRange.convertSIMD(source, into: parts.view, converting: conversion, chromaRows: 0..<split)
-        for (p, (q, r)) in zip(reference.view.planes, zip(whole.view.planes, parts.view.planes)) {
-            var differing = 0
-            for y in 0..<p.height { for x in 0..<p.width where p[x, y] != q[x, y] || p[x, y] != r[x, y] { differing += 1 } }
-            #expect(differing == 0, "\(w)x\(h)")
+        planes.withSource { source in
+            JPEGRange.convertScalar(source, into: reference.view, converting: conversion)
+            JPEGRange.convertSIMD(source, into: whole.view, converting: conversion)
+            JPEGRange.convertSIMD(source, into: parts.view, converting: conversion, chromaRows: split..<rows)
+            JPEGRange.convertSIMD(source, into: parts.view, converting: conversion, chromaRows: 0..<split)
         }
+        #expect(differingSamples(reference, whole, parts) == 0, "\(picture)")
     }
 
     @Test(arguments: [true, false], [(1920, 1080), (640, 360), (64, 2), (66, 3), (96, 17), (240, 135), (10, 5)])
     func simdMatchesScalar(fullHeightChroma: Bool, size: (w: Int, h: Int)) {
         let (w, h) = size
-        let cw = (w + 1) / 2, ch = fullHeightChroma ? h : (h + 1) / 2
-        let yStride = w + 24, cStride = cw + 40
-        var rng = SplitMix64(state: UInt64(w * 31 + h))
-        let luma = (0..<(yStride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        let u = (0..<(cStride * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        let v = (0..<(cStride * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let planes = RandomJPEGPlanes(width: w, height: h, fullHeightChroma: fullHeightChroma, seed: UInt64(w * 31 + h))
         let a = I420Buffer(size: Size(width: w, height: h)), b = I420Buffer(size: Size(width: w, height: h))
-        let source = JPEGRange.Source(y: luma, yStride: yStride, u: u, v: v, chromaStride: cStride, chromaFullHeight: fullHeightChroma)
-        JPEGRange.convertScalar(source, into: a.view)
-        JPEGRange.convertSIMD(source, into: b.view)
-        for (p, q) in zip(a.view.planes, b.view.planes) {
-            #expect((0..<p.height).allSatisfy { y in (0..<p.width).allSatisfy { p[$0, y] == q[$0, y] } })
+        planes.withSource { source in
+            JPEGRange.convertScalar(source, into: a.view)
+            JPEGRange.convertSIMD(source, into: b.view)
         }
+        #expect(differingSamples(a, b) == 0)
         // The reference itself: the exact rounded scaling of the (paired) samples.
-        #expect(Int(a.view.y[0, 0]) == Int((Double(luma[0]) * 219 / 255).rounded()) + 16)
-        let c0 = fullHeightChroma && h > 1 ? (Int(u[0]) + Int(u[cStride]) + 1) / 2 : Int(u[0])
+        #expect(Int(a.view.y[0, 0]) == Int((Double(planes.luma[0]) * 219 / 255).rounded()) + 16)
+        let u = planes.u
+        let c0 = fullHeightChroma && h > 1 ? (Int(u[0]) + Int(u[planes.chromaStride]) + 1) / 2 : Int(u[0])
         #expect(Int(a.view.u[0, 0]) == Int((Double(c0) * 224 / 255).rounded()) + 16)
     }
 
