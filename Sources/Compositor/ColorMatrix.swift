@@ -43,6 +43,8 @@ public struct ColorConversion: Sendable, Equatable {
     public let lumaFromCb: Int32, lumaFromCr: Int32
     public let cbFromCb: Int32, cbFromCr: Int32
     public let crFromCb: Int32, crFromCr: Int32
+    /// The same coefficients for the SIMD kernels; nil if they do not fit 16-bit lanes.
+    public let lanes16: Lanes16?
 
     public init?(from source: YCbCrMatrix, to target: YCbCrMatrix) {
         guard source != target else { return nil }
@@ -54,6 +56,7 @@ public struct ColorConversion: Sendable, Equatable {
         lumaFromCr = q(m[0][2] * 219 / 224)
         cbFromCb = q(m[1][1]); cbFromCr = q(m[1][2])
         crFromCb = q(m[2][1]); crFromCr = q(m[2][2])
+        lanes16 = Lanes16(lumaFromCb, lumaFromCr, cbFromCb, cbFromCr, crFromCb, crFromCr)
     }
 
     /// The conversion between two matrices, nil when they are the same: computed once for
@@ -64,97 +67,38 @@ public struct ColorConversion: Sendable, Equatable {
     private static let table: [YCbCrMatrix: [YCbCrMatrix: ColorConversion?]] = Dictionary(uniqueKeysWithValues:
         YCbCrMatrix.allCases.map { s in (s, Dictionary(uniqueKeysWithValues: YCbCrMatrix.allCases.map { t in (t, ColorConversion(from: s, to: t)) })) })
 
-    /// Converts the pixels of `lumaRect` (and the chroma samples it uses) in place,
-    /// 16 pixels at a time; the same result as `applyScalar`, to the bit.
+    /// Converts the pixels of `lumaRect` (and the chroma samples it uses) in place; the same
+    /// result as `applyScalar`, to the bit. Luma rows sharing a chroma row go together, 32
+    /// pixels at a time in 16-bit lanes (`Lanes16`), then the chroma 16 samples at a time;
+    /// an odd first pixel and what is left after the last whole block go one by one.
     public func apply(to image: I420View, lumaRect: Rect) {
+        guard let lanes = lanes16 else { return applyScalar(to: image, lumaRect: lumaRect) }
         let c = lumaRect.chroma420
-        let round32 = SIMD8<Int32>(repeating: 1 << (Int32(Self.shift) - 1))
-        for y in lumaRect.y..<lumaRect.maxY {
-            let row = image.y.row(y)
-            let cb = UnsafeRawPointer(image.u.row(y >> 1)), cr = UnsafeRawPointer(image.v.row(y >> 1))
-            var x = lumaRect.x
-            // Whole chroma pairs only: start on an even pixel, finish the tail one by one.
-            if x & 1 == 1 { convertLuma(row, cb, cr, x); x += 1 }
-            x = lumaRowSIMD(row, cb, cr, from: x, to: lumaRect.maxX, round32)
-            while x < lumaRect.maxX { convertLuma(row, cb, cr, x); x += 1 }
+        let first = lumaRect.x + (lumaRect.x & 1)  // whole chroma pairs only: from an even pixel
+        let blocks = max(0, lumaRect.maxX - first) / 32, simdEnd = first + 32 * blocks
+        var y = lumaRect.y
+        while y < lumaRect.maxY {
+            let pair = y & 1 == 0 && y + 1 < lumaRect.maxY
+            let cb = image.u.row(y >> 1), cr = image.v.row(y >> 1)
+            for row in y...(pair ? y + 1 : y) {
+                let luma = image.y.row(row)
+                if first > lumaRect.x { convertLuma(luma, cb, cr, lumaRect.x) }
+                for x in simdEnd..<lumaRect.maxX { convertLuma(luma, cb, cr, x) }
+            }
+            Lanes16.convertLuma(image.y.row(y) + first, pair ? image.y.row(y + 1) + first : nil,
+                                cb: cb + first / 2, cr: cr + first / 2, blocks: blocks, lanes)
+            y += pair ? 2 : 1
         }
+        let chromaBlocks = c.width / 16
         for y in c.y..<c.maxY {
             let cb = image.u.row(y), cr = image.v.row(y)
-            var x = c.x
-            x = chromaRowSIMD(cb, cr, from: x, to: c.maxX, round32)
-            while x < c.maxX {
+            Lanes16.convertChroma(cb + c.x, cr + c.x, blocks: chromaBlocks, lanes)
+            for x in (c.x + 16 * chromaBlocks)..<c.maxX {
                 let u = Int32(cb[x]) - 128, v = Int32(cr[x]) - 128
                 cb[x] = clamp8(128 + ((cbFromCb * u + cbFromCr * v + (1 << 13)) >> Self.shift))
                 cr[x] = clamp8(128 + ((crFromCb * u + crFromCr * v + (1 << 13)) >> Self.shift))
-                x += 1
             }
         }
-    }
-
-    /// Luma from `x` in blocks of 16 while they fit; returns where it stopped. Row by row in
-    /// functions of their own: in one big function, the compiler left the SIMD conversions
-    /// as calls to generic code (with the 8-lane vectors below: record-yuyv-1080p 4.4 -> 3.0 ms p50).
-    @inline(never)
-    private func lumaRowSIMD(_ row: UnsafeMutablePointer<UInt8>, _ cb: UnsafeRawPointer, _ cr: UnsafeRawPointer,
-                             from start: Int, to end: Int, _ round32: SIMD8<Int32>) -> Int {
-        var x = start
-        while x + 16 <= end {
-            let u = SIMD8<Int32>(truncatingIfNeeded: cb.loadUnaligned(fromByteOffset: x >> 1, as: SIMD8<UInt8>.self)) &- 128
-            let v = SIMD8<Int32>(truncatingIfNeeded: cr.loadUnaligned(fromByteOffset: x >> 1, as: SIMD8<UInt8>.self)) &- 128
-            let delta = Self.mix(u, lumaFromCb, v, lumaFromCr, round32)
-            // Each chroma sample serves two luma pixels: put its 16-bit delta in both
-            // halves of a 32-bit lane and read the lanes back as 16-bit ones. In 8-lane
-            // halves throughout: 16-lane Int16/Int32 vectors were left as calls to
-            // generic clamps and conversions (perf showed them as separate functions).
-            let half = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(truncatingIfNeeded: delta))
-            let pairs = half | (half &<< 16)
-            let lumaBytes = UnsafeRawPointer(row).loadUnaligned(fromByteOffset: x, as: SIMD16<UInt8>.self)
-            let low = Self.addClamped(lumaBytes.lowHalf, unsafeBitCast(pairs.lowHalf, to: SIMD8<Int16>.self))
-            let high = Self.addClamped(lumaBytes.highHalf, unsafeBitCast(pairs.highHalf, to: SIMD8<Int16>.self))
-            UnsafeMutableRawPointer(row).storeBytes(of: SIMD16(lowHalf: low, highHalf: high), toByteOffset: x, as: SIMD16<UInt8>.self)
-            x += 16
-        }
-        return x
-    }
-
-    /// Chroma from `x` in blocks of 8 while they fit; returns where it stopped.
-    @inline(never)
-    private func chromaRowSIMD(_ cb: UnsafeMutablePointer<UInt8>, _ cr: UnsafeMutablePointer<UInt8>,
-                               from start: Int, to end: Int, _ round32: SIMD8<Int32>) -> Int {
-        var x = start
-        while x + 8 <= end {
-            let u = SIMD8<Int32>(truncatingIfNeeded: UnsafeRawPointer(cb + x).loadUnaligned(as: SIMD8<UInt8>.self)) &- 128
-            let v = SIMD8<Int32>(truncatingIfNeeded: UnsafeRawPointer(cr + x).loadUnaligned(as: SIMD8<UInt8>.self)) &- 128
-            let nu: SIMD8<Int32> = Self.mix(u, cbFromCb, v, cbFromCr, round32)
-            let nv: SIMD8<Int32> = Self.mix(u, crFromCb, v, crFromCr, round32)
-            UnsafeMutableRawPointer(cb + x).storeBytes(of: Self.clampToByte(nu &+ 128), as: SIMD8<UInt8>.self)
-            UnsafeMutableRawPointer(cr + x).storeBytes(of: Self.clampToByte(nv &+ 128), as: SIMD8<UInt8>.self)
-            x += 8
-        }
-        return x
-    }
-
-    /// (a·ka + b·kb + round) >> shift, lane by lane.
-    @inline(__always)
-    static func mix(_ a: SIMD8<Int32>, _ ka: Int32, _ b: SIMD8<Int32>, _ kb: Int32, _ round: SIMD8<Int32>) -> SIMD8<Int32> {
-        let products: SIMD8<Int32> = a &* ka &+ b &* kb
-        return (products &+ round) &>> Int32(shift)
-    }
-
-    // Clamps and width changes as lane loops (see `Lanes`): `pointwiseMin`/`pointwiseMax`
-    // and the conversion initialisers were calls here (perf: 4 per 16 pixels).
-    @inline(__always)
-    static func addClamped(_ luma: SIMD8<UInt8>, _ delta: SIMD8<Int16>) -> SIMD8<UInt8> {
-        var out = SIMD8<UInt8>()
-        for i in 0..<8 { out[i] = UInt8(truncatingIfNeeded: min(max(Int16(luma[i]) &+ delta[i], 0), 255)) }
-        return out
-    }
-
-    @inline(__always)
-    static func clampToByte(_ v: SIMD8<Int32>) -> SIMD8<UInt8> {
-        var out = SIMD8<UInt8>()
-        for i in 0..<8 { out[i] = UInt8(truncatingIfNeeded: min(max(v[i], 0), 255)) }
-        return out
     }
 
     @inline(__always)

@@ -109,7 +109,7 @@ public enum JPEGRange {
 }
 
 /// The range rescaled and the matrix re-encoded in one pass: a pair of rows rescaled, then
-/// re-encoded while it is in the L1 cache (`reencodeRowPair`). A webcam's JPEG is BT.601 and
+/// re-encoded while it is in the L1 cache (`ColorConversion.apply` on the pair). A webcam's JPEG is BT.601 and
 /// the output BT.709; two passes read the decoded 1080p frame twice.
 extension JPEGRange {
     /// The reference: the range rescaled, then the matrix, one pixel at a time.
@@ -124,16 +124,13 @@ extension JPEGRange {
                                    chromaRows: Range<Int>? = nil) {
         let rows = chromaRows ?? 0..<out.u.height, h = out.y.height
         guard !rows.isEmpty else { return }
-        guard let lanes = conversion.lanes16, out.y.width >= 32, out.u.width >= 32 else {
-            let top = 2 * rows.lowerBound, lumaRows = min(2 * rows.upperBound, h) - top
+        guard out.y.width >= 32, out.u.width >= 32 else {
+            let part = out.chromaRows(rows), top = 2 * rows.lowerBound
             let chromaTop = s.chromaFullHeight ? top : rows.lowerBound
-            let part = I420View(y: out.y.region(Rect(x: 0, y: top, width: out.y.width, height: lumaRows)),
-                                u: out.u.region(Rect(x: 0, y: rows.lowerBound, width: out.u.width, height: rows.count)),
-                                v: out.v.region(Rect(x: 0, y: rows.lowerBound, width: out.v.width, height: rows.count)))
             convertSIMD(Source(y: s.y + top * s.yStride, yStride: s.yStride, u: s.u + chromaTop * s.chromaStride,
                                v: s.v + chromaTop * s.chromaStride, chromaStride: s.chromaStride,
                                chromaFullHeight: s.chromaFullHeight), into: part)
-            conversion.apply(to: part, lumaRect: Rect(x: 0, y: 0, width: out.y.width, height: lumaRows))
+            conversion.apply(to: part, lumaRect: Rect(x: 0, y: 0, width: part.y.width, height: part.y.height))
             return
         }
         for cy in rows {
@@ -146,7 +143,7 @@ extension JPEGRange {
             }
             chromaRowSIMD(s.u, s, cy, into: out.u, lumaHeight: h)
             chromaRowSIMD(s.v, s, cy, into: out.v, lumaHeight: h)
-            lanes.reencodeRowPair(out, chromaRow: cy, conversion)
+            conversion.apply(to: out, lumaRect: Rect(x: 0, y: y0, width: out.y.width, height: y1 - y0 + 1))
         }
     }
 }

@@ -2,7 +2,7 @@
 /// same pass. A webcam says BT.601 and the output is BT.709: converting the layout and then
 /// the matrix walked a 1080p frame twice, and the second pass cost more than the first
 /// (record-yuyv-1080p). Here each pair of rows is unpacked and re-encoded while it is still
-/// in the L1 cache (`reencodeRowPair`), and the frame is read from memory once.
+/// in the L1 cache (`ColorConversion.apply` on the pair), and the frame is read from memory once.
 extension CameraFormats {
     /// The reference: the layout converted, then the matrix, one pixel at a time.
     public static func packed422Scalar(_ src: UnsafePointer<UInt8>, stride: Int, order: Packed422, into out: I420View,
@@ -19,13 +19,10 @@ extension CameraFormats {
         let rows = chromaRows ?? 0..<out.u.height
         guard !rows.isEmpty else { return }
         // Odd widths and narrow frames (no camera sends them) take the two passes.
-        guard let lanes = conversion.lanes16, w >= 32, w % 2 == 0 else {
-            let top = 2 * rows.lowerBound, lumaRows = min(2 * rows.upperBound, h) - top
-            let part = I420View(y: out.y.region(Rect(x: 0, y: top, width: w, height: lumaRows)),
-                                u: out.u.region(Rect(x: 0, y: rows.lowerBound, width: out.u.width, height: rows.count)),
-                                v: out.v.region(Rect(x: 0, y: rows.lowerBound, width: out.v.width, height: rows.count)))
-            packed422SIMD(src + top * stride, stride: stride, order: order, into: part)
-            conversion.apply(to: part, lumaRect: Rect(x: 0, y: 0, width: w, height: lumaRows))
+        guard w >= 32, w % 2 == 0 else {
+            let part = out.chromaRows(rows)
+            packed422SIMD(src + 2 * rows.lowerBound * stride, stride: stride, order: order, into: part)
+            conversion.apply(to: part, lumaRect: Rect(x: 0, y: 0, width: w, height: part.y.height))
             return
         }
         let raw = UnsafeRawPointer(src)
@@ -41,7 +38,7 @@ extension CameraFormats {
             packed422Chroma(r0, r1, order: order, u: out.u.row(cy), v: out.v.row(cy), width: out.u.width)
             // The pair's rows are still in the L1 cache: re-encoding them now costs no memory
             // traffic.
-            lanes.reencodeRowPair(out, chromaRow: cy, conversion)
+            conversion.apply(to: out, lumaRect: Rect(x: 0, y: y0, width: w, height: y1 - y0 + 1))
         }
     }
 }

@@ -70,6 +70,14 @@ public struct I420View: @unchecked Sendable {
         u.copy(from: source.u)
         v.copy(from: source.v)
     }
+
+    /// Chroma rows `rows` and the luma rows they cover, sharing this picture's memory.
+    public func chromaRows(_ rows: Range<Int>) -> I420View {
+        let top = 2 * rows.lowerBound, lumaRows = min(2 * rows.upperBound, y.height) - top
+        return I420View(y: y.region(Rect(x: 0, y: top, width: y.width, height: lumaRows)),
+                        u: u.region(Rect(x: 0, y: rows.lowerBound, width: u.width, height: rows.count)),
+                        v: v.region(Rect(x: 0, y: rows.lowerBound, width: v.width, height: rows.count)))
+    }
 }
 
 /// An I420 image that owns its memory. Rows are 64-byte aligned so SIMD loads of a row

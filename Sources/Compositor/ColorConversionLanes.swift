@@ -1,29 +1,12 @@
-/// Re-encoding I420 rows to another matrix in place, a pair of luma rows and their chroma
-/// row at a time, right after a kernel has written them (unpacking a camera's buffer,
-/// rescaling a JPEG's range) and while they are in the L1 cache: a separate pass over the
-/// frame cost more than the unpacking itself (record-yuyv-1080p).
+/// The SIMD side of `ColorConversion.apply`: the coefficients in 16-bit lanes and the row
+/// kernels. The cameras' conversions call `apply` on each pair of rows right after writing
+/// them, while they are in the L1 cache.
 extension ColorConversion.Lanes16 {
-    /// Chroma row `cy` of `out` and the luma rows it covers, re-encoded. The same result as
-    /// `ColorConversion.applyScalar` on those rows, to the bit; `conversion` is this one's
-    /// source, for the few pixels of a width that is no multiple of 32.
-    public func reencodeRowPair(_ out: I420View, chromaRow cy: Int, _ conversion: ColorConversion) {
-        let w = out.y.width, y0 = 2 * cy, y1 = min(y0 + 1, out.y.height - 1)
-        let blocks = out.u.width / 16, tailX = 32 * blocks
-        let cb = out.u.row(cy), cr = out.v.row(cy)
-        // Luma first: it reads the chroma before it changes.
-        Self.convertLuma(out.y.row(y0), y1 != y0 ? out.y.row(y1) : nil, cb: cb, cr: cr, blocks: blocks, self)
-        Self.convertChroma(cb, cr, blocks: blocks, self)
-        // In place, a last block cannot overlap the one before as the unpacking does.
-        if tailX < w {
-            conversion.applyScalar(to: out, lumaRect: Rect(x: tailX, y: y0, width: w - tailX, height: y1 - y0 + 1))
-        }
-    }
-
     /// Two rows' luma, 32 pixels (16 chroma samples) at a time.
     @inline(never)
-    fileprivate static func convertLuma(_ luma0: UnsafeMutablePointer<UInt8>, _ luma1: UnsafeMutablePointer<UInt8>?,
-                                        cb: UnsafeMutablePointer<UInt8>, cr: UnsafeMutablePointer<UInt8>,
-                                        blocks: Int, _ k: Self) {
+    static func convertLuma(_ luma0: UnsafeMutablePointer<UInt8>, _ luma1: UnsafeMutablePointer<UInt8>?,
+                            cb: UnsafeMutablePointer<UInt8>, cr: UnsafeMutablePointer<UInt8>,
+                            blocks: Int, _ k: Self) {
         let l0 = UnsafeMutableRawPointer(luma0), l1 = luma1.map(UnsafeMutableRawPointer.init)
         let u = UnsafeRawPointer(cb), v = UnsafeRawPointer(cr)
         for block in 0..<blocks {
@@ -38,8 +21,8 @@ extension ColorConversion.Lanes16 {
     }
 
     @inline(never)
-    fileprivate static func convertChroma(_ cb: UnsafeMutablePointer<UInt8>, _ cr: UnsafeMutablePointer<UInt8>,
-                                          blocks: Int, _ k: Self) {
+    static func convertChroma(_ cb: UnsafeMutablePointer<UInt8>, _ cr: UnsafeMutablePointer<UInt8>,
+                              blocks: Int, _ k: Self) {
         let u = UnsafeMutableRawPointer(cb), v = UnsafeMutableRawPointer(cr)
         for block in 0..<blocks {
             let cx = 16 &* block
@@ -74,8 +57,8 @@ extension ColorConversion {
     ///   (k·u + k'·v + 2^13) >> 14 == (hi·u + hi'·v + ((lo·u + lo'·v) >> 7) + 64) >> 7
     /// (the 2^13 is 64·128, and a floor of a floor by 128 is a floor by 16384). Every term
     /// fits an Int16 when the high parts are small, which `lanes16` checks.
-    public struct Lanes16: Sendable {
-        struct Row: Sendable {
+    public struct Lanes16: Sendable, Equatable {
+        struct Row: Sendable, Equatable {
             let hiU: Int16, loU: Int16, hiV: Int16, loV: Int16
             init?(_ ku: Int32, _ kv: Int32) {
                 let hu = ku >> 7, hv = kv >> 7  // floor division: lo is never negative
@@ -91,6 +74,14 @@ extension ColorConversion {
         }
         let lumaRow: Row, cbRow: Row, crRow: Row
 
+        /// nil when a coefficient is too large for 16-bit lanes (none of the matrices here is).
+        init?(_ lumaFromCb: Int32, _ lumaFromCr: Int32, _ cbFromCb: Int32, _ cbFromCr: Int32,
+              _ crFromCb: Int32, _ crFromCr: Int32) {
+            guard let l = Row(lumaFromCb, lumaFromCr), let b = Row(cbFromCb, cbFromCr), let r = Row(crFromCb, crFromCr)
+            else { return nil }
+            (lumaRow, cbRow, crRow) = (l, b, r)
+        }
+
         /// The luma change of 8 chroma samples (u, v centred on 0).
         @inline(__always)
         func luma(_ u: SIMD8<Int16>, _ v: SIMD8<Int16>) -> SIMD8<Int16> { lumaRow.apply(u, v) }
@@ -103,13 +94,6 @@ extension ColorConversion {
         func cr(_ u0: SIMD8<Int16>, _ v0: SIMD8<Int16>, _ u1: SIMD8<Int16>, _ v1: SIMD8<Int16>) -> SIMD16<UInt8> {
             Lanes.narrowClamped(crRow.apply(u0, v0) &+ 128, crRow.apply(u1, v1) &+ 128)
         }
-    }
-
-    /// nil when a coefficient is too large for 16-bit lanes (none of the matrices here is).
-    public var lanes16: Lanes16? {
-        guard let l = Lanes16.Row(lumaFromCb, lumaFromCr), let b = Lanes16.Row(cbFromCb, cbFromCr),
-              let r = Lanes16.Row(crFromCb, crFromCr) else { return nil }
-        return Lanes16(lumaRow: l, cbRow: b, crRow: r)
     }
 
     /// 8 chroma samples' luma changes, each repeated for the two pixels it covers: 16 lanes
