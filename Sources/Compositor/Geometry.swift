@@ -88,28 +88,33 @@ public struct PiPLayout: Hashable, Sendable {
     public var inset: Size
     public var corner: Corner
     public var margin: Int
+    public var style: InsetStyle
 
     public static let defaultCanvas = Size(width: 1920, height: 1080)
     public static let defaultInset = Size(width: 160, height: 213)
     public static let defaultMargin = 16
 
     public init(canvas: Size = PiPLayout.defaultCanvas, inset: Size = PiPLayout.defaultInset,
-                corner: Corner = .topRight, margin: Int = PiPLayout.defaultMargin) {
+                corner: Corner = .topRight, margin: Int = PiPLayout.defaultMargin, style: InsetStyle = .plain) {
         self.canvas = canvas
         self.inset = inset
         self.corner = corner
         self.margin = margin
+        self.style = style
     }
 
     public enum Problem: Error, CustomStringConvertible, Equatable {
         case insetDoesNotFit(inset: Size, margin: Int, canvas: Size)
         case negativeMargin(Int)
+        case style(InsetStyle.Problem)
         public var description: String {
             switch self {
             case let .insetDoesNotFit(inset, margin, canvas):
                 return "inset \(inset) with a \(margin) px margin does not fit in \(canvas)"
             case let .negativeMargin(m):
                 return "margin must be 0 or more, got \(m)"
+            case let .style(problem):
+                return problem.description
             }
         }
     }
@@ -121,6 +126,7 @@ public struct PiPLayout: Hashable, Sendable {
               inset.width <= canvas.width, inset.height <= canvas.height,
               margin <= canvas.width - inset.width, margin <= canvas.height - inset.height
         else { throw .insetDoesNotFit(inset: inset, margin: margin, canvas: canvas) }
+        do { try style.validate(inset: inset) } catch { throw .style(error) }
     }
 
     /// The inset's luma rectangle on the canvas.
@@ -145,7 +151,7 @@ public struct PiPLayout: Hashable, Sendable {
     public var insetCornerUnseenInInset: Bool {
         let crop = CropRect.aspectFill(source: canvas, target: inset)
         let reach = 8.0  // pixels a downscaling filter reads beyond its crop, with room to spare
-        let r = insetRect
+        let r = style.affectedRect(inset: insetRect, canvas: canvas)  // the shadow changes pixels too
         let apart = Double(r.maxX) + reach <= crop.x || Double(r.x) - reach >= crop.x + crop.width
             || Double(r.maxY) + reach <= crop.y || Double(r.y) - reach >= crop.y + crop.height
         return apart

@@ -41,6 +41,8 @@ public final class PiPCompositor: @unchecked Sendable {
     public let threads: Int
     private var fork: ForkJoin?
     private lazy var placement = Placement(self)
+    /// The rounded corners, border and shadow; nil for the plain rectangle.
+    private let styled: StyledInset?
 
     /// One placement's rows for the two threads, refilled for every split placement.
     private final class Placement: ForkJoinJob {
@@ -55,6 +57,7 @@ public final class PiPCompositor: @unchecked Sendable {
         self.layout = layout
         self.kernels = kernels
         self.threads = kernels == .simd ? min(max(threads, 1), 2) : 1
+        styled = layout.style.isPlain ? nil : StyledInset(layout: layout)
         scratchCount = 4096
         scratch = .allocate(capacity: scratchCount)
         for m in YCbCrMatrix.allCases {
@@ -70,7 +73,14 @@ public final class PiPCompositor: @unchecked Sendable {
     public func compose(main: SourcePicture, inset: SourcePicture?, into output: I420View) {
         precondition(output.size == layout.canvas, "output is \(output.size), canvas is \(layout.canvas)")
         place(main, in: layout.fullRect, of: output)
-        if let inset { place(inset, in: layout.insetRect, of: output) }
+        guard let inset else { return }
+        if let styled {
+            styled.drawShadow(on: output, kernels: kernels)
+            place(inset, in: styled.scratchRect, of: styled.scratch.view)
+            styled.drawInset(on: output, kernels: kernels)
+        } else {
+            place(inset, in: layout.insetRect, of: output)
+        }
     }
 
     /// Scales `picture` (aspect-filled) into `rect` of `output` and converts its colours.

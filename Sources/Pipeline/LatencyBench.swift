@@ -67,12 +67,13 @@ public struct LatencyBench {
     /// frames alternate and stay in cache, like a frame a decoder has just written.
     public enum Sources: String, Sendable, CaseIterable { case cold, warm }
     public var sources = Sources.cold
+    /// The canvas, inset and its style every case composes.
+    public var layout = PiPLayout()
     var ringBytes: Int { sources == .cold ? 64 << 20 : 0 }
 
     public init() {}
 
     public func run(_ c: Case) throws -> Result {
-        let layout = PiPLayout()
         let ours = try measure(c, layout: layout, kernels: .simd, frames: frames)
         let scalar = withScalar ? try measure(c, layout: layout, kernels: .scalar, frames: max(10, frames / 20)) : nil
         return Result(name: c.name, ours: ours, swscale: try measureSwscale(c, layout: layout), scalar: scalar)
@@ -82,7 +83,6 @@ public struct LatencyBench {
     /// as `run` composes them (in place when it does), and counts the output bytes that
     /// differ: they must agree to the bit on every build, whatever instruction set it uses.
     public func mismatchedBytes(_ c: Case) throws -> Int {
-        let layout = PiPLayout()
         let back = Self.noise(c.back, seed: 1), front = Self.noise(c.front, seed: 2)
         let inPlace = !c.swapped && c.back == layout.canvas
         let outputs = try withExtendedLifetime((back, front)) { try PiPCompositor.Kernels.allCases.map { kernels in

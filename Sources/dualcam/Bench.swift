@@ -1,9 +1,11 @@
 import ArgumentParser
+import Compositor
 import Foundation
 import MediaIO
 import Pipeline
 
 extension LatencyBench.Sources: ExpressibleByArgument {}
+extension Bench.InsetStyleChoice: ExpressibleByArgument {}
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,6 +34,13 @@ struct Bench: ParsableCommand {
         "Time the MJPEG camera path's CPU instead: two 1080p cameras' JPEGs decoded and composed, the front at full size and at the size its inset needs (exit 1 if that saves less than a quarter of its decoding).",
         valueName: "mjpeg"))
     var mjpeg = false
+    @Option(help: "The inset drawn: rounded (corners, shadow: what dualcam draws by default) or plain (a rectangle).")
+    var insetStyle: InsetStyleChoice = .rounded
+
+    enum InsetStyleChoice: String, CaseIterable {
+        case rounded, plain
+        var style: InsetStyle { self == .rounded ? .rounded : .plain }
+    }
 
     /// Timed unless named otherwise: the product's paths, then the inset kernels alone.
     static var defaultCases: [String] { PathBench.cases.map(\.name) + ["inset-only-720p", "inset-only-480p"] }
@@ -67,13 +76,19 @@ struct Bench: ParsableCommand {
         kernels.withScalar = withScalar
         kernels.threads = threads
         kernels.sources = sources
+        kernels.layout.style = insetStyle.style
         let selected = cases.map { $0.split(separator: ",").map(String.init) }
         if verify {
             var exact = true
-            for c in LatencyBench.cases where selected?.contains(c.name) ?? true {
-                let differing = try kernels.mismatchedBytes(c)
-                print("\(c.name): \(differing == 0 ? "SIMD and scalar reference agree to the bit" : "\(differing) bytes differ")")
-                exact = exact && differing == 0
+            // Both insets, whichever is timed: the styled one adds its own kernels.
+            for style in InsetStyleChoice.allCases {
+                kernels.layout.style = style.style
+                for c in LatencyBench.cases where selected?.contains(c.name) ?? true {
+                    let differing = try kernels.mismatchedBytes(c)
+                    print("\(c.name), \(style.rawValue) inset: "
+                          + (differing == 0 ? "SIMD and scalar reference agree to the bit" : "\(differing) bytes differ"))
+                    exact = exact && differing == 0
+                }
             }
             if !exact { throw ExitCode(1) }
             return
@@ -82,6 +97,7 @@ struct Bench: ParsableCommand {
         paths.frames = frames
         paths.threads = threads
         paths.sources = sources
+        paths.layout.style = insetStyle.style
         var rows: [Row] = []
         for name in selected ?? Self.defaultCases {
             if let c = PathBench.cases.first(where: { $0.name == name }) {
@@ -153,7 +169,7 @@ struct Bench: ParsableCommand {
             return "{" + fields.joined(separator: ", ") + "}"
         }
         return "{\"cases\": [" + cases.joined(separator: ", ") + "], \"budget_ms\": \(n(budgetMs)), \"within_budget\": \(within)"
-            + ", \"sources\": \"\(sources.rawValue)\", \"threads\": \(threads)}"
+            + ", \"sources\": \"\(sources.rawValue)\", \"threads\": \(threads), \"inset_style\": \"\(insetStyle.rawValue)\"}"
     }
 
     private func printTable(_ rows: [Row], within: Bool) {
@@ -170,8 +186,9 @@ struct Bench: ParsableCommand {
             if let s = r.scalar { line += String(format: " | %9.3f", s.p50) }
             print(line)
         }
-        print(String(format: "budget %.1f ms per frame (p99): %@; %d frames per case, %@ sources, %d thread(s); "
+        print(String(format: "budget %.1f ms per frame (p99): %@; %d frames per case, %@ sources, %d thread(s), %@ inset; "
                      + "targets are p99 on a 2-core machine with cold sources (! = missed)",
-                     budgetMs, within ? "met" : "EXCEEDED", rows.first?.ours.frames ?? 0, sources.rawValue, threads))
+                     budgetMs, within ? "met" : "EXCEEDED", rows.first?.ours.frames ?? 0, sources.rawValue, threads,
+                     insetStyle.rawValue))
     }
 }

@@ -19,15 +19,29 @@ struct LayoutOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Distance of the inset from the frame edges.", valueName: "PX"))
     var margin: Int = PiPLayout.defaultMargin
 
+    @Option(help: ArgumentHelp("Radius of the inset's rounded corners; 0 for square corners.", valueName: "PX"))
+    var cornerRadius: Int = InsetStyle.rounded.cornerRadius
+
+    @Option(help: ArgumentHelp("Width of a light border inside the inset's edge.", valueName: "PX"))
+    var border: Int = InsetStyle.rounded.border
+
+    @Flag(inversion: .prefixedNo,
+          help: "A soft drop shadow under the inset (default: on with rounded corners, off with --corner-radius 0).")
+    var shadow: Bool?
+
     func validate() throws {
         _ = try layout()
+    }
+
+    var style: InsetStyle {
+        InsetStyle(cornerRadius: cornerRadius, border: border, shadow: shadow ?? (cornerRadius > 0))
     }
 
     func layout() throws -> PiPLayout {
         guard let size = Size(parsing: inset) else {
             throw ValidationError("--inset must be WIDTHxHEIGHT, e.g. 160x213; got '\(inset)'")
         }
-        let layout = PiPLayout(inset: size, corner: corner, margin: margin)
+        let layout = PiPLayout(inset: size, corner: corner, margin: margin, style: style)
         do { try layout.validate() } catch { throw ValidationError(error.description) }
         return layout
     }

@@ -55,7 +55,7 @@ struct Record: ParsableCommand {
         }
         if let canvas {
             guard let size = Size(parsing: canvas) else { throw ValidationError("--canvas must be WIDTHxHEIGHT") }
-            do { try PiPLayout(canvas: size, inset: try layout.layout().inset, margin: layout.margin).validate() } catch {
+            do { try PiPLayout(canvas: size, inset: try layout.layout().inset, margin: layout.margin, style: layout.style).validate() } catch {
                 throw ValidationError("\(error)")
             }
         }
