@@ -13,14 +13,15 @@ threaded='RecordTests/(durationIsKeptToTheFrame|sigusr1SwapsThePicturesMidRecord
 # ThreadSanitizer looks for data races, so it leaves out the suites that run one thread
 # only (the pixel kernels against their references, layout arithmetic): under it they are
 # the slowest part of CI and cannot race. AddressSanitizer runs them all. Both leave out
-# the styled inset's file test: three encodes that the compose tests' paths already cover.
+# the styled inset's file test and the terminal tests: encodes whose paths the compose
+# tests already cover.
 single_threaded='DecodeScaleTests|FilterTableTests|ResampleTests|ColorTests|RotationTests|LayoutTests|CropTests|SIMDExactnessTests|ColorSIMDTests|Lanes16Tests|CameraFormatTests|JPEGRangeTests'
 for sanitizer in thread address; do
   scratch=.build-$sanitizer
   echo "sanitizers: building with --sanitize=$sanitizer"
   swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=0"
-  skip='RecordTests|VividTests|CrashSafetyTests|StyledInsetFileTests'
+  skip='RecordTests|VividTests|CrashSafetyTests|StyledInsetFileTests|TerminalTests'
   [ "$sanitizer" = thread ] && skip="$skip|$single_threaded"
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --skip "$skip"
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter "$threaded"

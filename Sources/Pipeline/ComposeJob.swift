@@ -49,6 +49,9 @@ public final class ComposeJob {
     public let options: ComposeOptions
     /// Polled between frames; true abandons the job (and its temporary file).
     public var isCancelled: () -> Bool = { false }
+    /// Told after each frame: frames written, and how many BACK's declared duration makes
+    /// (nil when its container does not say).
+    public var progress: (_ frames: Int, _ expected: Int?) -> Void = { _, _ in }
 
     public init(options: ComposeOptions) {
         self.options = options
@@ -92,6 +95,7 @@ public final class ComposeJob {
         var frontNow = try frontPictures.next()!
         var frontNext = try frontPictures.next()
         var total: Int? = nil
+        let expected = back.declaredDuration.map { clock.frameCount(forDuration: $0) }
         var n = 0, composedInPlace = 0
         let step = ComposeStep(compositor: compositor)
         while true {
@@ -119,6 +123,7 @@ public final class ComposeJob {
             try pullAudio(from: audioSource, into: queue, until: audioTarget - Int(writer.audioSamplesWritten))
             try writer.writeAudio(from: queue, final: false)
             n += 1
+            progress(n, total ?? expected)
         }
         // Audio ends exactly where the picture does.
         let audioTotal = n * samplesPerFrame

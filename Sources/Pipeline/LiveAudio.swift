@@ -17,6 +17,8 @@ final class LiveAudio: @unchecked Sendable {
     private var placed = false
     private var toDrop = 0
     private(set) var overruns = 0
+    /// The loudest sample since the status line last asked, 0-1.
+    private var peak: Float = 0
     private var lostReason: String?
     private var stopping = false
     private let finished = DispatchSemaphore(value: 0)
@@ -65,6 +67,14 @@ final class LiveAudio: @unchecked Sendable {
         return corrector.silenced
     }
 
+    /// The loudest sample (0-1) since the last call: the status line's level meter.
+    func takePeak() -> Float {
+        lock.lock(); defer { lock.unlock() }
+        let p = peak
+        peak = 0
+        return p
+    }
+
     /// Monotonic time up to which audio has been captured.
     var capturedUntil: Double {
         lock.lock(); defer { lock.unlock() }
@@ -110,11 +120,14 @@ final class LiveAudio: @unchecked Sendable {
             }
             lastSound = now
             let stereo = capture.channels == 2
+            var loudest: Float = 0
             for i in 0..<n {
                 left[i] = Float(raw[stereo ? 2 * i : i]) / 32768
                 right[i] = Float(raw[stereo ? 2 * i + 1 : i]) / 32768
+                loudest = max(loudest, abs(left[i]), abs(right[i]))
             }
             lock.lock()
+            peak = max(peak, loudest)
             let (silence, length) = corrector.place(count: n, capturedAt: time, afterLoss: overran)
             overran = false
             captured.appendSilence(silence)

@@ -96,6 +96,8 @@ public final class Recorder {
     public var swapRequests: () -> Int = { 0 }
     /// Called once the recording has stopped and the file is being finished.
     public var willFinalize: () -> Void = {}
+    /// Told how the recording is going, a few times a second (`RecordStatus`).
+    public var status: (RecordStatus) -> Void = { _ in }
 
     /// Free space under this many seconds of recording is worth a warning at the start.
     static let warnBelowSeconds = 600.0
@@ -118,6 +120,8 @@ public final class Recorder {
         var repeated = 0, droppedBack = 0, encoderBehind = 0, composedInPlace = 0
         var swapsSeen = 0
         var swap = LiveSwap()
+        var fullFrame = ""
+        var reporter = StatusReporter()
     }
 
     public func run() throws(RecordError) -> RecordSummary {
@@ -149,7 +153,8 @@ public final class Recorder {
         liveAudio?.start()
         let startedAt = monotonicNow()
         sources.startAll()
-        fillSlots(&clock, &counts, sources: sources, queue: queue, compositor: compositor, startedAt: startedAt)
+        fillSlots(&clock, &counts, sources: sources, queue: queue, compositor: compositor, startedAt: startedAt,
+                  audio: liveAudio)
         sources.stopAll()
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
         try close(file, queue: queue, clock: clock)
@@ -220,7 +225,7 @@ public final class Recorder {
     /// The recording itself: each new back picture fills the slots due by then, until the
     /// duration is reached, a stop is asked for, the encoder fails or no source is left.
     private func fillSlots(_ clock: inout SlotClock, _ counts: inout Counts, sources: SourceSet,
-                           queue: EncodeQueue, compositor: PiPCompositor, startedAt: Double) {
+                           queue: EncodeQueue, compositor: PiPCompositor, startedAt: Double, audio: LiveAudio?) {
         while !shouldStop() && !clock.isComplete {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
             let at = Double(clock.next) / Double(clock.fps)
@@ -243,6 +248,16 @@ public final class Recorder {
                 guard compose(frame, slot: slot, counts: &counts, sources: sources, queue: queue,
                               compositor: compositor) else { return }
             }
+            reportStatus(clock, &counts, audio: audio)
+        }
+    }
+
+    private func reportStatus(_ clock: SlotClock, _ counts: inout Counts, audio: LiveAudio?) {
+        if let s = counts.reporter.due(now: monotonicNow(), frames: clock.next, fps: clock.fps, latencies: counts.latencies,
+                                       repeated: counts.repeated, dropped: counts.droppedBack,
+                                       encoderBehind: counts.encoderBehind, fullFrame: counts.fullFrame,
+                                       audio: { audio?.takePeak() }) {
+            status(s)
         }
     }
 
@@ -284,6 +299,7 @@ public final class Recorder {
             event(String(format: "swap at %.2f s: %@ full frame", Double(slot) / fps, main))
         }
         assignRoles(sources, swapped: swapAsked)
+        counts.fullFrame = swapAsked ? other?.name ?? sources.driver.name : sources.driver.name
         let swapped = counts.swap.frame(asked: swapAsked, newMainShift: (swapAsked ? inset : frame)?.shift)
         let (picture, inPlace) = compositor.compose(driver: frame, other: inset, swapped: swapped, canvas: canvas)
         counts.latencies.append(monotonicNow() - frame.latencyOrigin)

@@ -16,6 +16,7 @@ struct Compose: ParsableCommand {
     @Argument(help: "The inset video.") var front: String
     @OptionGroup var encoding: EncodingOptions
     @OptionGroup var layout: LayoutOptions
+    @OptionGroup var reporting: ReportingOptions
 
     @Option(name: .customLong("swap-at"), parsing: .singleValue,
             help: ArgumentHelp("Swap the two pictures from this time on; repeat to swap back.", valueName: "SECONDS"))
@@ -42,16 +43,52 @@ struct Compose: ParsableCommand {
         let job = ComposeJob(options: options)
         Interruption.install()
         job.isCancelled = { Interruption.requested }
+        reporting.note("composing \(back) + \(front) into \(encoding.output)")
+        let started = ProcessInfo.processInfo.systemUptime
+        if reporting.showsLiveLine {
+            job.progress = { frames, expected in
+                TerminalLine.shared.update(Self.progressText(frames: frames, expected: expected,
+                                                             elapsed: ProcessInfo.processInfo.systemUptime - started))
+            }
+        }
         do {
             let s = try job.run()
-            for w in s.warnings { say("warning: \(w)") }
-            print(String(format: "wrote %@: %d frames, %.2f s, 1920x1080 HEVC 30 fps, audio: %@; took %.1f s (%.0f fps, %d composed in place)",
-                         encoding.output, s.frames, s.duration, s.audioSource, s.seconds,
-                         Double(s.frames) / max(s.seconds, 1e-9), s.composedInPlace))
+            TerminalLine.shared.clear()
+            for w in s.warnings { reporting.note("warning: \(w)") }
+            if reporting.json {
+                print(Self.json(s, output: encoding.output))
+            } else if !reporting.quiet {
+                print(String(format: "wrote %@: %d frames, %.2f s, 1920x1080 HEVC 30 fps, audio: %@; took %.1f s (%.0f fps, %d composed in place)",
+                             encoding.output, s.frames, s.duration, s.audioSource, s.seconds,
+                             Double(s.frames) / max(s.seconds, 1e-9), s.composedInPlace))
+            }
         } catch .interrupted {
             fail(MediaError.interrupted.description, code: 130)
         } catch {
             fail(error.description)
         }
+    }
+
+    /// "composing  42 %  1260/3000 frames  37.5 fps  ETA 0:46"; without a known length,
+    /// frames and fps only.
+    static func progressText(frames: Int, expected: Int?, elapsed: Double) -> String {
+        let fps = Double(frames) / max(elapsed, 1e-9)
+        guard let expected, expected > 0 else { return String(format: "composing  %d frames  %.1f fps", frames, fps) }
+        let shown = max(expected, frames)
+        return String(format: "composing %3d %%  %d/%d frames  %.1f fps  ETA %@",
+                      frames * 100 / shown, frames, shown, fps, clockText(Double(shown - frames) / max(fps, 1e-9)))
+    }
+
+    static func json(_ s: ComposeSummary, output: String) -> String {
+        struct Report: Encodable {
+            var output: String, frames: Int, seconds: Double, audioSource: String, tookSeconds: Double
+            var framesPerSecond: Double, composedInPlace: Int, warnings: [String]
+        }
+        let report = Report(output: output, frames: s.frames, seconds: s.duration, audioSource: s.audioSource,
+                            tookSeconds: s.seconds, framesPerSecond: Double(s.frames) / max(s.seconds, 1e-9),
+                            composedInPlace: s.composedInPlace, warnings: s.warnings)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(report)) ?? Data("{}".utf8), as: UTF8.self)
     }
 }

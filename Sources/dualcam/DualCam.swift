@@ -18,19 +18,14 @@ struct DualCam: ParsableCommand {
 
 /// Prints a failure as one line on stderr and exits non-zero: what users and scripts see.
 func fail(_ message: String, code: Int32 = 1) -> Never {
+    TerminalLine.shared.clear()
     say(message)
     exit(code)
 }
 
-/// One line on stderr, "dualcam: " first. Errors are ignored: with the terminal gone (a
-/// hang-up) the line has nowhere to go, and the recording matters more than the message.
+/// One line on stderr, "dualcam: " first, above the progress or status line if one is
+/// shown. Errors are ignored: with the terminal gone (a hang-up) the line has nowhere to go,
+/// and the recording matters more than the message.
 func say(_ message: String) {
-    let bytes = Array("dualcam: \(message)\n".utf8)
-    bytes.withUnsafeBytes { b in
-        var done = 0
-        while done < b.count {
-            let n = write(2, b.baseAddress! + done, b.count - done)
-            if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { return }
-        }
-    }
+    TerminalLine.shared.print(message: "dualcam: \(message)\n")
 }

@@ -108,3 +108,20 @@ struct MetadataOptions: ParsableArguments {
         return m
     }
 }
+
+/// What is printed while a job runs and when it ends.
+struct ReportingOptions: ParsableArguments {
+    @Flag(help: "Print errors only: no progress, no summary.")
+    var quiet = false
+
+    @Flag(help: "Print the summary as one JSON object (stdout).")
+    var json = false
+
+    /// The running progress or status line: on a terminal, unless quiet or JSON is asked.
+    var showsLiveLine: Bool { !quiet && !json && TerminalLine.shared.enabled }
+
+    /// Messages while the job runs (start line, events, warnings).
+    func note(_ message: String) {
+        if !quiet { say(message) }
+    }
+}

@@ -28,12 +28,12 @@ struct Record: ParsableCommand {
     @Flag(help: "Start with the pictures swapped.") var swap = false
     @Option(help: ArgumentHelp("Use only this camera pixel format: YUYV, UYVY, NV12, YU12 or MJPG.", valueName: "FOURCC"))
     var pixelFormat: String?
-    @Flag(help: "Print the summary as JSON.") var json = false
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
     @Option(help: ArgumentHelp("x265 preset.", valueName: "X265PRESET")) var preset = "ultrafast"
     @Option(help: "x265 constant rate factor, 0-51.") var crf = 28
     @OptionGroup var layout: LayoutOptions
     @OptionGroup var metadata: MetadataOptions
+    @OptionGroup var reporting: ReportingOptions
     // Test knobs, hidden: the vivid VM emulates about 20x slower than real hardware, where
     // no 1080p encoder keeps real time; its A/V sync scenario records a small canvas with a
     // cheap encoder so that timing, not throughput, is what it measures.
@@ -92,7 +92,11 @@ struct Record: ParsableCommand {
         options.overwrite = overwrite
         options.metadata = metadata.metadata
         let recorder = Recorder(options: options)
-        recorder.log = { say($0) }
+        let reporting = reporting
+        recorder.log = { reporting.note($0) }
+        if reporting.showsLiveLine {
+            recorder.status = { TerminalLine.shared.update(Self.statusText($0)) }
+        }
         Interruption.install()
         Interruption.installSwapSignal()
         let keys = KeyboardControl()
@@ -107,11 +111,12 @@ struct Record: ParsableCommand {
         do {
             let s = try recorder.run()
             keys.restore()
-            if json {
+            TerminalLine.shared.clear()
+            if reporting.json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 print(String(decoding: try encoder.encode(s), as: UTF8.self))
-            } else {
+            } else if !reporting.quiet {
                 print(String(format: "recorded %@: %d frames (%.2f s)%@; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
                              + "%d repeated, %d back frames dropped, %d lost by the cameras%@",
                              s.output, s.frames, s.seconds, s.singleCamera ? ", single-camera mode" : "",
@@ -123,6 +128,23 @@ struct Record: ParsableCommand {
             keys.restore()
             fail(String(describing: error))
         }
+    }
+
+    /// "REC 0:12  30.0 fps  p99 3.1 ms  0 repeated  0 dropped  audio [######----] -18 dB  full frame: /dev/video0"
+    static func statusText(_ s: RecordStatus) -> String {
+        var text = String(format: "REC %@  %.1f fps  p99 %.1f ms  %d repeated  %d dropped", clockText(s.seconds),
+                          s.framesPerSecond, s.latencyP99Ms, s.repeatedFrames, s.droppedBackFrames)
+        if s.encoderBehindFrames > 0 { text += "  \(s.encoderBehindFrames) frozen (encoder behind)" }
+        if let peak = s.audioPeak { text += "  audio " + levelMeter(peak) }
+        return text + "  full frame: \((s.fullFrame as NSString).lastPathComponent)"
+    }
+
+    /// Ten cells from -60 dBFS to 0, then the peak in dB: "[######----] -18 dB".
+    static func levelMeter(_ peak: Float) -> String {
+        let db = peak > 0 ? 20 * log10(Double(peak)) : -.infinity
+        let cells = db.isFinite ? min(10, max(0, Int(((db + 60) / 6).rounded()))) : 0
+        let label = db.isFinite && db > -99 ? String(format: "%.0f dB", db) : "silent"
+        return "[" + String(repeating: "#", count: cells) + String(repeating: "-", count: 10 - cells) + "] " + label
     }
 }
 

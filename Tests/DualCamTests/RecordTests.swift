@@ -27,6 +27,25 @@ import Testing
         #expect(summary["singleCamera"] as? Bool == false)
     }
 
+    /// On a terminal, a status line redrawn in place while recording: elapsed time, frame
+    /// rate, latency, repeats and drops, which source is full frame; cleared for the summary.
+    @Test func aStatusLineShowsHowTheRecordingGoesOnATerminal() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("rec.mov")
+        let r = try TerminalTests.onTerminal(["record", "--back", Self.back, "--front", Reference.front,
+                                              "--duration", "2", "-o", out])
+        try #require(r.status == 0, "\(r.stdout)")
+        let lines = r.stdout.components(separatedBy: "\r\u{1B}[K").dropFirst().filter { $0.hasPrefix("REC ") }
+        #expect(lines.count >= 3, "status lines: \(lines)")
+        for line in lines {
+            #expect(line.range(of: #"^REC 0:0\d  \d+\.\d fps  p99 \d+\.\d ms  \d+ repeated  \d+ dropped"#,
+                               options: .regularExpression) != nil, "\(line)")
+            #expect(line.hasSuffix("full frame: back-16x9-30fps.mp4"), "\(line)")
+        }
+        #expect(r.stdout.contains("recorded \(out): 60 frames"))
+    }
+
     /// A camera that slows to 15 fps (dim light) still gives a 30 fps file in real time:
     /// every picture shown twice, and what happened at 1 s is at 1 s in the file.
     @Test func aSlowCameraIsRepeatedToKeepRealTime() throws {

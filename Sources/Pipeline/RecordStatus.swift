@@ -1,0 +1,41 @@
+/// How a recording is going, for a status line: told a few times a second while recording.
+public struct RecordStatus: Sendable {
+    /// Recorded so far, in seconds of file.
+    public var seconds: Double
+    /// Output frames per second over the last report's interval.
+    public var framesPerSecond: Double
+    public var repeatedFrames: Int
+    public var droppedBackFrames: Int
+    /// Of the last second's frames, camera buffer (or due time) to the encoder's frame.
+    public var latencyP99Ms: Double
+    /// The loudest sample since the last report, 0-1; nil when recording silence.
+    public var audioPeak: Float?
+    /// The source shown full frame.
+    public var fullFrame: String
+    /// Frames frozen so far while the encoder caught up.
+    public var encoderBehindFrames: Int
+}
+
+/// Makes a `RecordStatus` every `interval` seconds out of the recorder's running counts.
+struct StatusReporter {
+    static let interval = 0.25
+    private var lastAt: Double?
+    private var lastFrames = 0
+
+    /// A status when one is due at `now`, else nil.
+    mutating func due(now: Double, frames: Int, fps: Int, latencies: [Double], repeated: Int, dropped: Int,
+                      encoderBehind: Int, fullFrame: String, audio: () -> Float?) -> RecordStatus? {
+        guard let last = lastAt else {
+            (lastAt, lastFrames) = (now, frames)
+            return nil
+        }
+        guard now - last >= Self.interval else { return nil }
+        let rate = Double(frames - lastFrames) / (now - last)
+        (lastAt, lastFrames) = (now, frames)
+        let recent = latencies.suffix(fps).sorted()
+        let p99 = recent.isEmpty ? 0 : recent[min(recent.count - 1, Int((0.99 * Double(recent.count)).rounded(.up)) - 1)] * 1000
+        return RecordStatus(seconds: Double(frames) / Double(fps), framesPerSecond: rate, repeatedFrames: repeated,
+                            droppedBackFrames: dropped, latencyP99Ms: p99, audioPeak: audio(), fullFrame: fullFrame,
+                            encoderBehindFrames: encoderBehind)
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+
+/// What `compose` prints on a terminal (a pseudo-terminal here, as a user's shell gives it),
+/// off one, and with --quiet and --json.
+@Suite(.serialized) struct TerminalTests {
+    /// Runs dualcam with its stdout and stderr on a pseudo-terminal (Python's pty module)
+    /// `columns` wide; returns everything written there.
+    static func onTerminal(_ arguments: [String], columns: Int = 200) throws -> RunResult {
+        let script = "import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)"
+        let shell = "stty cols \(columns) rows 40; exec \"$0\" \"$@\""
+        return try run("/usr/bin/env", ["python3", "-c", script, "sh", "-c", shell, Env.dualcam] + arguments)
+    }
+
+    static let composeArguments = ["compose", Reference.back, Reference.front]
+
+    @Test func composeRedrawsItsProgressLineInPlaceOnATerminal() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let r = try Self.onTerminal(Self.composeArguments + ["-o", dir.path("pip.mov")])
+        try #require(r.status == 0, "\(r.stdout)\(r.stderr)")
+        // Each redraw returns to the line's start and clears it: "\r\e[K" then the new text.
+        let redraws = r.stdout.components(separatedBy: "\r\u{1B}[K").dropFirst().filter { $0.hasPrefix("composing") }
+        let percents = redraws.compactMap { line -> Int? in
+            guard let m = line.range(of: #"\d+ %"#, options: .regularExpression) else { return nil }
+            return Int(line[m].dropLast(2).trimmingCharacters(in: .whitespaces))
+        }
+        #expect(percents.count >= 2, "redraws: \(redraws)")
+        #expect(percents == percents.sorted() && Set(percents).count >= 2, "percent shown: \(percents)")
+        #expect(redraws.allSatisfy { $0.contains("/90 frames") && $0.contains("fps") && $0.contains("ETA") })
+        // The line is cleared before the summary, which stays.
+        #expect(r.stdout.contains("wrote \(dir.path("pip.mov")): 90 frames"))
+    }
+
+    /// A line wider than the terminal would wrap, and the next redraw would leave its first
+    /// part behind: it is cut to the width instead.
+    @Test func theProgressLineFitsANarrowTerminal() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let r = try Self.onTerminal(Self.composeArguments + ["-o", dir.path("pip.mov")], columns: 30)
+        try #require(r.status == 0, "\(r.stdout)")
+        let redraws = r.stdout.components(separatedBy: "\r\u{1B}[K").dropFirst().filter { $0.hasPrefix("composing") }
+        #expect(!redraws.isEmpty && redraws.allSatisfy { $0.count < 30 && $0.hasSuffix("…") }, "\(redraws)")
+    }
+
+    @Test func offATerminalThereIsAStartLineAndASummaryOnly() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("pip.mov")
+        let r = try dualcam(Self.composeArguments + ["-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(!r.stdout.contains("\r") && !r.stderr.contains("\r"))
+        #expect(r.stderr == "dualcam: composing \(Reference.back) + \(Reference.front) into \(out)\n")
+        #expect(r.stdout.hasPrefix("wrote \(out): 90 frames") && r.stdout.filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test func quietPrintsNothingOnSuccessEvenOnATerminal() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("pip.mov")
+        let r = try Self.onTerminal(Self.composeArguments + ["-o", out, "--quiet"])
+        #expect(r.status == 0)
+        #expect(r.stdout.isEmpty && r.stderr.isEmpty, "printed: \(r.stdout.debugDescription) \(r.stderr.debugDescription)")
+        #expect(FileManager.default.fileExists(atPath: out))
+        // An error still gets its one line.
+        let bad = try dualcam(["compose", dir.path("missing.mp4"), Reference.front, "-o", dir.path("x.mov"), "--quiet"])
+        #expect(bad.status != 0 && bad.stderr.hasPrefix("dualcam: ") && bad.stderr.filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test func jsonGivesTheComposeSummaryAsOneObject() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("pip.mov")
+        let r = try dualcam(Self.composeArguments + ["-o", out, "--json"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(summary["frames"] as? Int == 90)
+        #expect(summary["output"] as? String == out)
+        #expect(summary["audioSource"] as? String == "back")
+        #expect((summary["framesPerSecond"] as? Double ?? 0) > 0)
+    }
+}
