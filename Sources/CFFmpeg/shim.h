@@ -81,6 +81,39 @@ static inline const int32_t *dc_stream_display_matrix(const AVStream *st) {
 #endif
 }
 
+/* Gives a stream the display matrix av_display_rotation_set makes for `degrees` (which
+ * players turn clockwise by `degrees`). 0 or a negative AVERROR. */
+static inline int dc_stream_set_rotation(AVStream *st, double degrees) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
+    AVPacketSideData *sd = av_packet_side_data_new(&st->codecpar->coded_side_data,
+                                                   &st->codecpar->nb_coded_side_data,
+                                                   AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t), 0);
+    if (!sd) return AVERROR(ENOMEM);
+    av_display_rotation_set((int32_t *)sd->data, degrees);
+#else
+    uint8_t *m = av_stream_new_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t));
+    if (!m) return AVERROR(ENOMEM);
+    av_display_rotation_set((int32_t *)m, degrees);
+#endif
+    return 0;
+}
+
+/* Copies a stream's display matrix to another stream (a remux). From 6.1 it travels in
+ * the codec parameters, which the caller copies; before, beside them. */
+static inline int dc_stream_copy_display_matrix(AVStream *dst, const AVStream *src) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
+    (void)dst; (void)src;
+    return 0;
+#else
+    const int32_t *m = dc_stream_display_matrix(src);
+    if (!m) return 0;
+    uint8_t *copy = av_stream_new_side_data(dst, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t));
+    if (!copy) return AVERROR(ENOMEM);
+    memcpy(copy, m, 9 * sizeof(int32_t));
+    return 0;
+#endif
+}
+
 /* Display-matrix rotation of a stream in degrees (counter-clockwise, as libavutil
  * reports it), or 0 when the stream carries none. */
 static inline double dc_stream_rotation(const AVStream *st) {

@@ -41,11 +41,26 @@ public class Encoder {
 }
 
 public struct VideoEncoderSettings: Sendable {
+    /// What the picture is stored as; each has its software encoder and its QuickTime tag.
+    public enum Codec: String, Sendable, CaseIterable {
+        case hevc, h264
+        public var softwareEncoder: String { self == .hevc ? "libx265" : "libx264" }
+        /// The sample entry Apple's players need: hvc1 (not hev1) for HEVC, avc1 for H.264.
+        public var tag: String { self == .hevc ? "hvc1" : "avc1" }
+        public var displayName: String { self == .hevc ? "HEVC" : "H.264" }
+    }
+    public var codec = Codec.hevc {
+        didSet { encoder = codec.softwareEncoder }
+    }
     public var encoder = "libx265"
     public var size = PiPLayout.defaultCanvas
     public var framesPerSecond: Int32 = 30
     public var preset = "ultrafast"
     public var crf = 28
+    /// Average bits per second instead of a constant quality (`crf`), when set.
+    public var bitrate: Int?
+    /// The AAC track's bits per second.
+    public var audioBitrate = 160_000
     /// No B-frames: pictures leave the encoder in order, a few frames sooner. A live
     /// recording wants that, and its fragmented file needs it: without an edit list (which
     /// a fragmented file cannot have) reordered frames would start the picture two frames
@@ -75,12 +90,20 @@ public final class VideoEncoder: Encoder {
             c.pointee.colorspace = AVCOL_SPC_BT709
             c.pointee.color_range = AVCOL_RANGE_MPEG
             c.pointee.gop_size = settings.framesPerSecond * 2
-        }, options: (settings.inOrder ? ["bf": "0"] : [:]).merging([
-            "preset": settings.preset,
-            "crf": String(settings.crf),
+            if let bitrate = settings.bitrate { c.pointee.bit_rate = Int64(bitrate) }
+        }, options: Self.options(settings))
+    }
+
+    /// The private options of libx265 and libx264 (both take `preset` and `crf`).
+    static func options(_ settings: VideoEncoderSettings) -> [String: String] {
+        var o = ["preset": settings.preset]
+        if settings.bitrate == nil { o["crf"] = String(settings.crf) }
+        if settings.inOrder { o["bf"] = "0" }
+        if settings.encoder == "libx265" {
             // x265 prints banners and stats on stderr by itself; errors come back as codes.
-            "x265-params": "log-level=none" + (settings.inOrder ? ":bframes=0" : ""),
-        ]) { $1 })
+            o["x265-params"] = "log-level=none" + (settings.inOrder ? ":bframes=0" : "")
+        }
+        return o
     }
 
     /// The encoder's own frame, ready to compose into. Valid until `send`.

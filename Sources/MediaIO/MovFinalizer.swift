@@ -122,6 +122,8 @@ final class RemuxOutput {
         st.pointee.time_base = input.pointee.time_base
         st.pointee.avg_frame_rate = input.pointee.avg_frame_rate
         st.pointee.disposition = input.pointee.disposition
+        // The display matrix (--rotate) lives beside the parameters before FFmpeg 6.1.
+        try check(dc_stream_copy_display_matrix(st, input)) { .cannotWrite(path: reportedPath, reason: $0) }
         av_dict_copy(&st.pointee.metadata, input.pointee.metadata, 0)
         return st
     }

@@ -33,6 +33,9 @@ public final class MovWriter {
         public var creationTime = Date()
         /// ISO 6709, e.g. "+48.8584+002.2945/".
         public var location: String?
+        /// Degrees players turn the picture clockwise when showing it (0, 90, 180 or 270):
+        /// the track's display matrix, the picture itself is not touched.
+        public var rotation = 0
         public init() {}
     }
 
@@ -57,6 +60,11 @@ public final class MovWriter {
             // Apple players open HEVC in QuickTime only when tagged hvc1 (not hev1).
             if videoStream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_HEVC {
                 videoStream.pointee.codecpar.pointee.codec_tag = Self.fourcc("hvc1")
+            }
+            if metadata.rotation % 360 != 0 {
+                // Measured: the matrix av_display_rotation_set makes for +90 reads back as -90
+                // (ffprobe), which players (ffmpeg's autorotate, QuickTime) turn clockwise.
+                try check(dc_stream_set_rotation(videoStream, Double(metadata.rotation))) { .cannotWrite(path: shown, reason: $0) }
             }
             videoStream.pointee.time_base = video.timeBase
             videoStream.pointee.avg_frame_rate = video.context.pointer.pointee.framerate

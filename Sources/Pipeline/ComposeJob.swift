@@ -52,6 +52,8 @@ public final class ComposeJob {
     /// Told after each frame: frames written, and how many BACK's declared duration makes
     /// (nil when its container does not say).
     public var progress: (_ frames: Int, _ expected: Int?) -> Void = { _, _ in }
+    /// Told once everything that can fail on bad input has opened, before the first frame.
+    public var onStart: () -> Void = {}
 
     public init(options: ComposeOptions) {
         self.options = options
@@ -80,7 +82,7 @@ public final class ComposeJob {
         if audioSource != nil { audioName = o.audio.rawValue }
 
         let video = try VideoEncoder(settings: o.video)
-        let audio = try AudioEncoder()
+        let audio = try AudioEncoder(bitrate: o.video.audioBitrate)
         let output = try AtomicOutput(destination: o.output, overwrite: o.overwrite)
         let writer = try MovWriter(path: output.temporaryPath, reportedPath: o.output, video: video, audio: audio, metadata: o.metadata,
                                    layout: .faststart)
@@ -98,6 +100,7 @@ public final class ComposeJob {
         let expected = back.declaredDuration.map { clock.frameCount(forDuration: $0) }
         var n = 0, composedInPlace = 0
         let step = ComposeStep(compositor: compositor)
+        onStart()
         while true {
             if isCancelled() { throw .interrupted }
             while let b = backNext, clock.isDue(b.time, byFrame: n) {

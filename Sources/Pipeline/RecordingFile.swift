@@ -20,7 +20,7 @@ final class RecordingFile {
         var settings = o.video
         settings.inOrder = true
         // The encoders before the file: one that cannot open must not cost an --overwrite'd OUT.
-        let video = try VideoEncoder(settings: settings), audio = try AudioEncoder()
+        let video = try VideoEncoder(settings: settings), audio = try AudioEncoder(bitrate: settings.audioBitrate)
         try Self.create(o.output, overwrite: o.overwrite)
         do {
             writer = try MovWriter(path: o.output, video: video, audio: audio,

@@ -26,6 +26,7 @@ struct Compose: ParsableCommand {
     var audio: AudioChoiceArgument = .back
 
     func validate() throws {
+        _ = try layout.layout(canvas: encoding.format.canvas)
         if let bad = swapAt.first(where: { !$0.isFinite || $0 < 0 }) {
             throw ValidationError("--swap-at must be 0 or more seconds, got \(bad)")
         }
@@ -36,14 +37,18 @@ struct Compose: ParsableCommand {
         var options = ComposeOptions(back: back, front: front, output: encoding.output)
         options.swaps = SwapSchedule(swapAt)
         options.audio = AudioChoice(rawValue: audio.rawValue)!
-        options.layout = try layout.layout()
+        options.layout = try layout.layout(canvas: encoding.format.canvas)
         options.video = encoding.videoSettings
         options.overwrite = encoding.overwrite
         options.metadata = encoding.metadata
         let job = ComposeJob(options: options)
         Interruption.install()
         job.isCancelled = { Interruption.requested }
-        reporting.note("composing \(back) + \(front) into \(encoding.output)")
+        // On stdout with the summary: stderr is for what went wrong, one line.
+        if !reporting.quiet && !reporting.json {
+            let line = "composing \(back) + \(front) into \(encoding.output)"
+            job.onStart = { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        }
         let started = ProcessInfo.processInfo.systemUptime
         if reporting.showsLiveLine {
             job.progress = { frames, expected in
@@ -58,8 +63,8 @@ struct Compose: ParsableCommand {
             if reporting.json {
                 print(Self.json(s, output: encoding.output))
             } else if !reporting.quiet {
-                print(String(format: "wrote %@: %d frames, %.2f s, 1920x1080 HEVC 30 fps, audio: %@; took %.1f s (%.0f fps, %d composed in place)",
-                             encoding.output, s.frames, s.duration, s.audioSource, s.seconds,
+                print(String(format: "wrote %@: %d frames, %.2f s, %@, audio: %@; took %.1f s (%.0f fps, %d composed in place)",
+                             encoding.output, s.frames, s.duration, encoding.format.description, s.audioSource, s.seconds,
                              Double(s.frames) / max(s.seconds, 1e-9), s.composedInPlace))
             }
         } catch .interrupted {

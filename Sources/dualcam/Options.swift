@@ -4,23 +4,25 @@ import MediaIO
 
 extension Corner: ExpressibleByArgument {}
 extension AudioChoiceArgument: ExpressibleByArgument {}
+extension VideoEncoderSettings.Codec: ExpressibleByArgument {}
 
 enum AudioChoiceArgument: String, CaseIterable {
     case back, front, none
 }
 
 struct LayoutOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Inset size.", valueName: "WxH"))
-    var inset: String = "\(PiPLayout.defaultInset)"
+    @Option(help: ArgumentHelp("Inset size (default: 160x213 at 1080p, in proportion at other --size).", valueName: "WxH"))
+    var inset: String?
 
     @Option(help: "Corner of the inset: top-right, top-left, bottom-right or bottom-left.")
     var corner: Corner = .topRight
 
-    @Option(help: ArgumentHelp("Distance of the inset from the frame edges.", valueName: "PX"))
-    var margin: Int = PiPLayout.defaultMargin
+    @Option(help: ArgumentHelp("Distance of the inset from the frame edges (default: 16 at 1080p).", valueName: "PX"))
+    var margin: Int?
 
-    @Option(help: ArgumentHelp("Radius of the inset's rounded corners; 0 for square corners.", valueName: "PX"))
-    var cornerRadius: Int = InsetStyle.rounded.cornerRadius
+    @Option(help: ArgumentHelp("Radius of the inset's rounded corners; 0 for square corners (default: 12 at 1080p).",
+                               valueName: "PX"))
+    var cornerRadius: Int?
 
     @Option(help: ArgumentHelp("Width of a light border inside the inset's edge.", valueName: "PX"))
     var border: Int = InsetStyle.rounded.border
@@ -29,33 +31,136 @@ struct LayoutOptions: ParsableArguments {
           help: "A soft drop shadow under the inset (default: on with rounded corners, off with --corner-radius 0).")
     var shadow: Bool?
 
+    /// What can be checked without the canvas; the command checks the whole layout on it.
     func validate() throws {
-        _ = try layout()
-    }
-
-    var style: InsetStyle {
-        InsetStyle(cornerRadius: cornerRadius, border: border, shadow: shadow ?? (cornerRadius > 0))
-    }
-
-    func layout() throws -> PiPLayout {
-        guard let size = Size(parsing: inset) else {
+        if let inset, Size(parsing: inset) == nil {
             throw ValidationError("--inset must be WIDTHxHEIGHT, e.g. 160x213; got '\(inset)'")
         }
-        let layout = PiPLayout(inset: size, corner: corner, margin: margin, style: style)
+    }
+
+    /// The defaults keep their share of the frame: the 1080p figures, scaled with the
+    /// canvas's shorter side.
+    static func scaled(_ value: Int, to canvas: Size) -> Int {
+        max(1, Int((Double(value) * Double(min(canvas.width, canvas.height)) / 1080).rounded()))
+    }
+
+    func style(canvas: Size) -> InsetStyle {
+        let radius = cornerRadius ?? Self.scaled(InsetStyle.rounded.cornerRadius, to: canvas)
+        return InsetStyle(cornerRadius: radius, border: border, shadow: shadow ?? (radius > 0))
+    }
+
+    /// The layout on `canvas`; `scaleDefaults` false keeps the 1080p defaults whatever the
+    /// canvas (the hidden test canvas of `record`).
+    func layout(canvas: Size = PiPLayout.defaultCanvas, scaleDefaults: Bool = true) throws -> PiPLayout {
+        let reference = scaleDefaults ? canvas : PiPLayout.defaultCanvas
+        let size: Size
+        if let inset {
+            guard let parsed = Size(parsing: inset) else {
+                throw ValidationError("--inset must be WIDTHxHEIGHT, e.g. 160x213; got '\(inset)'")
+            }
+            size = parsed
+        } else {
+            size = Size(width: Self.scaled(PiPLayout.defaultInset.width, to: reference),
+                        height: Self.scaled(PiPLayout.defaultInset.height, to: reference))
+        }
+        let layout = PiPLayout(canvas: canvas, inset: size, corner: corner,
+                               margin: margin ?? Self.scaled(PiPLayout.defaultMargin, to: reference),
+                               style: style(canvas: reference))
         do { try layout.validate() } catch { throw ValidationError(error.description) }
         return layout
     }
+}
+
+/// What the file holds: picture size, rate, codec and how hard it is compressed, the
+/// sound's bitrate, and how players turn the picture.
+struct OutputFormatOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Output picture size (even numbers).", valueName: "WxH"))
+    var size = "\(PiPLayout.defaultCanvas)"
+
+    @Option(help: ArgumentHelp("Output frames per second (a divisor of 48000: 24, 25, 30, 50, 60, ...).", valueName: "FPS"))
+    var rate = 30
+
+    @Option(help: "Video codec: hevc (libx265, tagged hvc1) or h264 (libx264, tagged avc1).")
+    var codec: VideoEncoderSettings.Codec = .hevc
+
+    @Option(help: ArgumentHelp("Encoder preset (ultrafast ... placebo).", valueName: "PRESET"))
+    var preset: String = "ultrafast"
+
+    @Option(help: "Constant rate factor: lower is better quality, 0-51 (default 28).")
+    var crf: Int?
+
+    @Option(help: ArgumentHelp("Average video bitrate instead of --crf, e.g. 6M or 800k.", valueName: "RATE"))
+    var bitrate: String?
+
+    @Option(help: ArgumentHelp("AAC bitrate, 32k-512k.", valueName: "RATE"))
+    var audioBitrate = "160k"
+
+    @Option(help: ArgumentHelp("Degrees players turn the picture clockwise: 0, 90, 180 or 270 (display matrix, no re-encode).",
+                               valueName: "DEGREES"))
+    var rotate = 0
+
+    static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow",
+                          "slower", "veryslow", "placebo"]
+    static let largest = Size(width: 7680, height: 4320)
+
+    func validate() throws {
+        guard let s = Size(parsing: size) else { throw ValidationError("--size must be WIDTHxHEIGHT, e.g. 1280x720; got '\(size)'") }
+        guard s.width % 2 == 0, s.height % 2 == 0, s.width >= 64, s.height >= 64,
+              s.width <= Self.largest.width, s.height <= Self.largest.height else {
+            throw ValidationError("--size must have even sides from 64 to \(Self.largest.width)x\(Self.largest.height); got \(size)")
+        }
+        guard (1...120).contains(rate), 48_000 % rate == 0 else {
+            throw ValidationError("--rate must divide 48000 (audio frames per picture must be whole): 24, 25, 30, 50, 60, ... up to 120; got \(rate)")
+        }
+        guard Self.presets.contains(preset) else {
+            throw ValidationError("--preset must be one of \(Self.presets.joined(separator: ", "))")
+        }
+        if let crf, !(0...51).contains(crf) { throw ValidationError("--crf must be 0-51") }
+        if bitrate != nil && crf != nil { throw ValidationError("--bitrate and --crf exclude each other: give one") }
+        if let bitrate {
+            guard let b = Self.bits(bitrate), (100_000...200_000_000).contains(b) else {
+                throw ValidationError("--bitrate must be 100k to 200M (e.g. 6M, 800k); got \(bitrate)")
+            }
+        }
+        guard let a = Self.bits(audioBitrate), (32_000...512_000).contains(a) else {
+            throw ValidationError("--audio-bitrate must be 32k to 512k; got \(audioBitrate)")
+        }
+        guard [0, 90, 180, 270].contains(rotate) else { throw ValidationError("--rotate must be 0, 90, 180 or 270; got \(rotate)") }
+    }
+
+    /// "6M", "800k", "2500000" in bits per second.
+    static func bits(_ text: String) -> Int? {
+        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let scale = t.hasSuffix("m") ? 1_000_000.0 : t.hasSuffix("k") ? 1000.0 : 1.0
+        guard let number = Double(scale == 1 ? t : String(t.dropLast())), number.isFinite, number > 0,
+              number * scale < 1e12 else { return nil }
+        return Int(number * scale)
+    }
+
+    var canvas: Size { Size(parsing: size) ?? PiPLayout.defaultCanvas }
+
+    func videoSettings(encoder: String?) -> VideoEncoderSettings {
+        var s = VideoEncoderSettings()
+        s.codec = codec
+        if let encoder { s.encoder = encoder }
+        s.size = canvas
+        s.framesPerSecond = Int32(rate)
+        s.preset = preset
+        s.crf = crf ?? 28
+        s.bitrate = bitrate.flatMap(Self.bits)
+        s.audioBitrate = Self.bits(audioBitrate) ?? 160_000
+        return s
+    }
+
+    /// "1280x720 H.264 25 fps"
+    var description: String { "\(canvas) \(codec.displayName) \(rate) fps" }
 }
 
 struct EncodingOptions: ParsableArguments {
     @Option(name: .shortAndLong, help: ArgumentHelp("The .mov file to write.", valueName: "OUT.mov"))
     var output: String
 
-    @Option(help: ArgumentHelp("x265 preset (ultrafast ... placebo).", valueName: "X265PRESET"))
-    var preset: String = "ultrafast"
-
-    @Option(help: "x265 constant rate factor: lower is better quality, 0-51.")
-    var crf: Int = 28
+    @OptionGroup var format: OutputFormatOptions
 
     @Flag(help: "Replace OUT if it exists.")
     var overwrite = false
@@ -63,30 +168,18 @@ struct EncodingOptions: ParsableArguments {
     @OptionGroup var metadataOptions: MetadataOptions
 
     @Option(help: .hidden)
-    var videoEncoder: String = "libx265"
+    var videoEncoder: String?
 
     @Flag(help: "Show FFmpeg's own warnings.")
     var verbose = false
 
-    static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow",
-                          "slower", "veryslow", "placebo"]
+    var videoSettings: VideoEncoderSettings { format.videoSettings(encoder: videoEncoder) }
 
-    func validate() throws {
-        guard Self.presets.contains(preset) else {
-            throw ValidationError("--preset must be one of \(Self.presets.joined(separator: ", "))")
-        }
-        guard (0...51).contains(crf) else { throw ValidationError("--crf must be 0-51") }
+    var metadata: MovWriter.Metadata {
+        var m = metadataOptions.metadata
+        m.rotation = format.rotate
+        return m
     }
-
-    var videoSettings: VideoEncoderSettings {
-        var s = VideoEncoderSettings()
-        s.encoder = videoEncoder
-        s.preset = preset
-        s.crf = crf
-        return s
-    }
-
-    var metadata: MovWriter.Metadata { metadataOptions.metadata }
 }
 
 /// What the file says about the recording besides its creation time.

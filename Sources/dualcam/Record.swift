@@ -29,8 +29,7 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("Use only this camera pixel format: YUYV, UYVY, NV12, YU12 or MJPG.", valueName: "FOURCC"))
     var pixelFormat: String?
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
-    @Option(help: ArgumentHelp("x265 preset.", valueName: "X265PRESET")) var preset = "ultrafast"
-    @Option(help: "x265 constant rate factor, 0-51.") var crf = 28
+    @OptionGroup var format: OutputFormatOptions
     @OptionGroup var layout: LayoutOptions
     @OptionGroup var metadata: MetadataOptions
     @OptionGroup var reporting: ReportingOptions
@@ -38,9 +37,16 @@ struct Record: ParsableCommand {
     // no 1080p encoder keeps real time; its A/V sync scenario records a small canvas with a
     // cheap encoder so that timing, not throughput, is what it measures.
     @Option(help: .hidden) var canvas: String?
-    @Option(help: .hidden) var videoEncoder = "libx265"
+    @Option(help: .hidden) var videoEncoder: String?
 
     static let longestDuration = 366.0 * 86_400
+
+    /// The layout on --size, or on the hidden test canvas with the 1080p layout as it is.
+    func outputLayout() throws -> PiPLayout {
+        guard let canvas else { return try layout.layout(canvas: format.canvas) }
+        guard let size = Size(parsing: canvas) else { throw ValidationError("--canvas must be WIDTHxHEIGHT") }
+        return try layout.layout(canvas: size, scaleDefaults: false)
+    }
 
     func validate() throws {
         guard Size(parsing: capture) != nil else { throw ValidationError("--capture must be WIDTHxHEIGHT, e.g. 1280x720") }
@@ -48,17 +54,10 @@ struct Record: ParsableCommand {
             throw ValidationError("--duration must be more than 0 and at most \(Int(Self.longestDuration)) seconds (a year)")
         }
         guard fps > 0 && fps <= 240 else { throw ValidationError("--fps must be between 0 and 240") }
-        guard EncodingOptions.presets.contains(preset) else { throw ValidationError("unknown --preset \(preset)") }
-        guard (0...51).contains(crf) else { throw ValidationError("--crf must be 0-51") }
         if let pixelFormat, !["YUYV", "UYVY", "NV12", "YU12", "MJPG"].contains(pixelFormat) {
             throw ValidationError("--pixel-format must be YUYV, UYVY, NV12, YU12 or MJPG")
         }
-        if let canvas {
-            guard let size = Size(parsing: canvas) else { throw ValidationError("--canvas must be WIDTHxHEIGHT") }
-            do { try PiPLayout(canvas: size, inset: try layout.layout().inset, margin: layout.margin, style: layout.style).validate() } catch {
-                throw ValidationError("\(error)")
-            }
-        }
+        _ = try outputLayout()
         guard !audio.isEmpty else { throw ValidationError("--audio needs an ALSA device (hw:1, default) or none") }
     }
 
@@ -81,16 +80,12 @@ struct Record: ParsableCommand {
         options.swap = swap
         options.audioDevice = audio == "none" ? nil : audio
         options.pixelFormat = pixelFormat.map { FourCC($0) }
-        options.layout = try layout.layout()
-        if let canvas = canvas.flatMap(Size.init(parsing:)) {
-            options.layout.canvas = canvas
-            options.video.size = canvas
-        }
-        options.video.encoder = videoEncoder
-        options.video.preset = preset
-        options.video.crf = crf
+        options.layout = try outputLayout()
+        options.video = format.videoSettings(encoder: videoEncoder)
+        options.video.size = options.layout.canvas
         options.overwrite = overwrite
         options.metadata = metadata.metadata
+        options.metadata.rotation = format.rotate
         let recorder = Recorder(options: options)
         let reporting = reporting
         recorder.log = { reporting.note($0) }

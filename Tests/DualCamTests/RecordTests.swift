@@ -46,6 +46,26 @@ import Testing
         #expect(r.stdout.contains("recorded \(out): 60 frames"))
     }
 
+    /// The output choices and metadata as `compose` has them: H.264 at 25 fps and 640x360,
+    /// turned by the display matrix, with the location, through the finished (remuxed) file.
+    @Test func recordTakesTheOutputChoicesAndLocation() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("rec.mov")
+        let r = try dualcam(["record", "--back", Self.back, "--front", Reference.front, "--duration", "2", "-o", out,
+                             "--codec", "h264", "--size", "640x360", "--rate", "25", "--rotate", "270",
+                             "--location", "+48.8584+002.2945/", "--quiet"])
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.isEmpty && r.stderr.isEmpty)
+        let p = try Probe(out)
+        let v = try #require(p.stream("video"))
+        #expect(v["codec_name"] as? String == "h264" && v["codec_tag_string"] as? String == "avc1")
+        #expect(v["width"] as? Int == 640 && v["height"] as? Int == 360 && v["r_frame_rate"] as? String == "25/1")
+        #expect(v["nb_frames"] as? String == "50")
+        #expect(OutputChoicesTests.rotation(v) == 90)
+        #expect((p.format["tags"] as? [String: Any])?["location"] as? String == "+48.8584+002.2945/")
+    }
+
     /// A camera that slows to 15 fps (dim light) still gives a 30 fps file in real time:
     /// every picture shown twice, and what happened at 1 s is at 1 s in the file.
     @Test func aSlowCameraIsRepeatedToKeepRealTime() throws {
