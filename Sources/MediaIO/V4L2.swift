@@ -16,7 +16,17 @@ public struct V4L2Error: Error, CustomStringConvertible, Equatable, Sendable {
         self.code = code
     }
 
-    public var description: String { "\(device): \(operation) failed: \(String(cString: strerror(code)))" }
+    /// What failed, and for the failures a user can mend, how.
+    public var description: String {
+        switch code {
+        case EBUSY: return "\(device) is busy: another program has it open (close it; `fuser -v \(device)` names it)"
+        case EACCES, EPERM:
+            return "\(device): permission denied: is the user in the 'video' group? (`sudo usermod -aG video $USER`, then log in again)"
+        case ENOENT: return "\(device) does not exist: `dualcam devices` lists the cameras there are"
+        case ENODEV, ENXIO: return "\(device) is gone (unplugged?): \(operation) failed"
+        default: return "\(device): \(operation) failed: \(String(cString: strerror(code)))"
+        }
+    }
     /// The camera is gone (unplugged) or broken beyond this stream.
     public var isFatal: Bool { code == ENODEV || code == EIO || code == ENXIO }
 }
@@ -248,6 +258,13 @@ public final class V4L2Device {
 
     /// Every V4L2 capture device on this machine, by path order; without `formats`, only
     /// what identifies each (a cheap scan, for finding a camera plugged back in).
+    /// Video nodes this user may not open: why "no camera found" when cameras are plugged in.
+    public static func nodesWithoutPermission() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []
+        return names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }.map { "/dev/\($0)" }
+            .filter { access($0, R_OK | W_OK) != 0 && (errno == EACCES || errno == EPERM) }.sorted()
+    }
+
     public static func list(formats withFormats: Bool = true) -> [CaptureDeviceInfo] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []
         let paths = names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }

@@ -191,12 +191,21 @@ public final class Recorder {
             }
         }
         guard !sources.isEmpty else {
-            throw .noCamera(specs.isEmpty ? "no camera found (no V4L2 capture device, and no --back given)"
+            throw .noCamera(specs.isEmpty ? Self.noCameraFound(lockedOut: V4L2Device.nodesWithoutPermission())
                             : "no usable camera: " + events.joined(separator: "; "))
         }
         if sources.count == 1 { event("single-camera mode: recording \(sources[0].name) alone") }
         for s in sources { log("\(s.name): \(s.format)") }
         return sources
+    }
+
+    /// Why no camera was found, and what to do about it.
+    static func noCameraFound(lockedOut: [String]) -> String {
+        if lockedOut.isEmpty {
+            return "no camera found (no V4L2 capture device): plug one in, or give --back FILE to record a file as a camera"
+        }
+        return "no camera found: \(lockedOut.joined(separator: ", ")) cannot be opened by this user: is the user in the "
+            + "'video' group? (`sudo usermod -aG video $USER`, then log in again)"
     }
 
     /// A picture taken before the recording started: cameras stream from the moment they

@@ -102,6 +102,23 @@ import Testing
         #expect(Self.looks(Self.inset(rgb), like: .blue) && Self.looks(Self.full(rgb), like: .blue))
     }
 
+    /// The two failures a user can mend, each with its mending: a camera another program
+    /// holds (recording goes on with the other), and cameras this user may not open.
+    @Test func aBusyCameraAndALockedOutUserAreToldWhatToDo() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("busy-and-locked-out", cameras: 2) else { return }
+        #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
+        #expect(Self.stderr(dir).contains("/dev/video1 is busy: another program has it open (close it; `fuser -v /dev/video1` names it)"),
+                "\(Self.stderr(dir))")
+        #expect(Self.stderr(dir).contains("single-camera mode"))
+        _ = try Self.checkFile(dir.path("out.mov"), seconds: 2, small: true)
+        let locked = (try? String(contentsOfFile: dir.path("locked-out.txt"), encoding: .utf8)) ?? ""
+        let status = (try? String(contentsOfFile: dir.path("locked-out-status"), encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(status == "1", "exit \(status ?? "?"): \(locked)")
+        #expect(locked == "dualcam: no camera found: /dev/video0, /dev/video1 cannot be opened by this user: is the user in the "
+                + "'video' group? (`sudo usermod -aG video $USER`, then log in again)\n", "\(locked)")
+    }
+
     @Test func aCameraRefusingToStreamIsRetriedWithTheNextFormat() throws {
         try Env.requireFFmpegTools()
         guard let dir = try Self.scenario("streamon-refused", cameras: 2) else { return }

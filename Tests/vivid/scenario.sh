@@ -68,6 +68,19 @@ case $name in
     # 3 s into the recording the front camera is unplugged; 3 s later it is plugged back in.
     unplugged_during /dev/video1 3 3 --duration 10 ;;
   single) record --duration 2 -o "$out/out.mov" ;;
+  busy-and-locked-out)
+    # Another program streams from the front camera: record says it is busy and goes on
+    # with the back alone.
+    v4l2-ctl -d /dev/video1 --stream-mmap --stream-count=300 >/dev/null 2>&1 &
+    feeder=$!
+    sleep 1
+    record --duration 2 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov"
+    kill "$feeder" 2>/dev/null; wait "$feeder" 2>/dev/null
+    # A user outside the group the nodes belong to: no camera can be opened.
+    chmod 600 /dev/video0 /dev/video1
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$DUALCAM" record --duration 1 -o /tmp/never.mov \
+      > /dev/null 2> "$out/locked-out.txt"
+    echo $? > "$out/locked-out-status" ;;
   streamon-refused)
     # The back camera's next STREAMON fails (vivid answers EINVAL; a USB bus out of
     # bandwidth answers ENOSPC): record must go on with the next format and say so.
