@@ -6,10 +6,11 @@ import Pipeline
 
 struct Compose: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Compose two video files into a picture-in-picture HEVC .mov.",
+        abstract: "Compose two video files into a picture-in-picture .mov (HEVC or H.264).",
         discussion: """
-            BACK fills the 1920x1080 frame, FRONT is the inset; both are centre-cropped to fit, \
-            never stretched. The output lasts as long as BACK, at 30 fps, with AAC 48 kHz stereo.
+            BACK fills the frame (1920x1080 unless --size), FRONT is the inset; both are \
+            centre-cropped to fit, never stretched. The output lasts as long as BACK, at 30 fps \
+            unless --rate, with AAC 48 kHz stereo. On a terminal a progress line shows how far it is.
             """)
 
     @Argument(help: "The full-frame video.") var back: String
