@@ -43,6 +43,11 @@ let package = Package(
             providers: [.apt(["libv4l-dev"])]
         ),
         .systemLibrary(
+            name: "CSDL2",
+            pkgConfig: "sdl2",
+            providers: [.apt(["libsdl2-dev"])]
+        ),
+        .systemLibrary(
             name: "CALSA",
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
@@ -57,9 +62,11 @@ let package = Package(
         ),
         .target(name: "MediaIO", dependencies: ["CFFmpeg", "CV4L2", "CALSA", "Compositor"]),
         .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor"]),
+        // The preview window (SDL2): shows what Pipeline composes, on its own thread.
+        .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "MediaIO", "Compositor"]),
         .executableTarget(
             name: "dualcam",
-            dependencies: ["Pipeline", "MediaIO", "Compositor",
+            dependencies: ["Pipeline", "MediaIO", "Compositor", "Preview",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The vivid VM's A/V sync test plays beeps and flips a camera control at the same

@@ -21,7 +21,7 @@ for sanitizer in thread address; do
   echo "sanitizers: building with --sanitize=$sanitizer"
   swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=0"
-  skip='RecordTests|VividTests|CrashSafetyTests|StyledInsetFileTests|TerminalTests'
+  skip='RecordTests|VividTests|CrashSafetyTests|PreviewTests|StyledInsetFileTests|TerminalTests'
   [ "$sanitizer" = thread ] && skip="$skip|$single_threaded"
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --skip "$skip"
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter "$threaded"

@@ -54,6 +54,8 @@ public final class ComposeJob {
     public var progress: (_ frames: Int, _ expected: Int?) -> Void = { _, _ in }
     /// Told once everything that can fail on bad input has opened, before the first frame.
     public var onStart: () -> Void = {}
+    /// Shown every composed picture (the preview window).
+    public var preview: PictureObserver?
 
     public init(options: ComposeOptions) {
         self.options = options
@@ -120,6 +122,7 @@ public final class ComposeJob {
             let (frame, inPlace) = try step.frame(back: backNow, front: frontNow, swapped: swapped,
                                                   canvas: video.canvasFrame)
             if inPlace { composedInPlace += 1 }
+            preview?.offer(frame.view)
             try writer.writeVideoFrame(frame, index: Int64(n))
 
             let audioTarget = (n + 1) * samplesPerFrame

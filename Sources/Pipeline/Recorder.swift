@@ -98,6 +98,8 @@ public final class Recorder {
     public var willFinalize: () -> Void = {}
     /// Told how the recording is going, a few times a second (`RecordStatus`).
     public var status: (RecordStatus) -> Void = { _ in }
+    /// Shown every composed picture (the preview window).
+    public var preview: PictureObserver?
 
     /// Free space under this many seconds of recording is worth a warning at the start.
     static let warnBelowSeconds = 600.0
@@ -318,6 +320,9 @@ public final class Recorder {
         } else {
             queue.submit(index: slot, canvas: canvas)
         }
+        // After the encoder has it (it only reads the picture, and only this thread takes
+        // pictures from the pool to write): the preview's copy is outside the latency.
+        preview?.offer(picture.view)
         return true
     }
 

@@ -18,6 +18,7 @@ struct Compose: ParsableCommand {
     @OptionGroup var encoding: EncodingOptions
     @OptionGroup var layout: LayoutOptions
     @OptionGroup var reporting: ReportingOptions
+    @OptionGroup var previewOptions: PreviewOptions
 
     @Option(name: .customLong("swap-at"), parsing: .singleValue,
             help: ArgumentHelp("Swap the two pictures from this time on; repeat to swap back.", valueName: "SECONDS"))
@@ -57,8 +58,16 @@ struct Compose: ParsableCommand {
                                                              elapsed: ProcessInfo.processInfo.systemUptime - started))
             }
         }
+        // The swaps of a composition are its --swap-at times; the window only shows it. q
+        // abandons the job as Ctrl-C does; closing the window closes only the window.
+        let window = previewOptions.open(layout: options.layout, title: "dualcam - composing \(encoding.output)",
+                                         job: "composing")
+        window?.onQuitKey = { Interruption.request() }
+        job.preview = window
+        defer { window?.close() }
         do {
             let s = try job.run()
+            window?.close()
             TerminalLine.shared.clear()
             for w in s.warnings { reporting.note("warning: \(w)") }
             if reporting.json {

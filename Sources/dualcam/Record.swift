@@ -11,7 +11,8 @@ struct Record: ParsableCommand {
             With no --back/--front, the first two V4L2 capture devices are used (back = first). \
             A file given as --back or --front plays at its real pace, as a camera would. \
             While recording: s (then Enter when stdin is not a terminal) or SIGUSR1 swaps the \
-            pictures; q, Ctrl-C or SIGTERM stops and finishes the file. With one camera, it \
+            pictures; q, Ctrl-C or SIGTERM stops and finishes the file. With --preview, a window \
+            shows the recording: clicking the inset or s swaps, q or closing the window stops. With one camera, it \
             is recorded alone; a camera lost while recording leaves the other full frame.
             """)
 
@@ -33,6 +34,7 @@ struct Record: ParsableCommand {
     @OptionGroup var layout: LayoutOptions
     @OptionGroup var metadata: MetadataOptions
     @OptionGroup var reporting: ReportingOptions
+    @OptionGroup var previewOptions: PreviewOptions
     // Test knobs, hidden: the vivid VM emulates about 20x slower than real hardware, where
     // no 1080p encoder keeps real time; its A/V sync scenario records a small canvas with a
     // cheap encoder so that timing, not throughput, is what it measures.
@@ -100,9 +102,16 @@ struct Record: ParsableCommand {
         recorder.shouldStop = { Interruption.requested }
         recorder.swapRequests = { Interruption.swapCount }
         let out = options.output
+        let window = previewOptions.open(layout: options.layout, title: "dualcam - recording \(out)", job: "recording")
+        window?.onSwap = { Interruption.requestSwap() }
+        window?.onQuitKey = { Interruption.request() }
+        window?.onClose = { Interruption.request() }  // closing the window stops and finishes
+        recorder.preview = window
         recorder.willFinalize = {
+            window?.close()
             Interruption.enterFinishing(message: "finishing \(out), please wait (killed now, it still plays as it is)")
         }
+        defer { window?.close() }
         do {
             let s = try recorder.run()
             keys.restore()

@@ -1,0 +1,153 @@
+import CSDL2
+import Compositor
+import Foundation
+import MediaIO
+import Pipeline
+
+/// A window showing the composed picture while it is made, at a reduced size and rate
+/// (half size at most 960 wide, 15 fps). The composing thread only scales each shown
+/// picture into a spare buffer with our own kernels; everything SDL does (window, events,
+/// upload, drawing) happens on the window's own thread. Clicking or tapping the inset,
+/// or `s`, asks for a swap; `q` and closing the window are passed on as they are.
+public final class PreviewWindow: PictureObserver, @unchecked Sendable {
+    public enum Problem: Error, CustomStringConvertible {
+        case noDisplay(String)
+        public var description: String {
+            switch self {
+            case let .noDisplay(why): return "no display for the preview (\(why))"
+            }
+        }
+    }
+
+    public let canvas: Size
+    public let size: Size
+    public let insetRect: Rect
+    public static let framesPerSecond = 15.0
+    public var onSwap: () -> Void = {}
+    public var onQuitKey: () -> Void = {}
+    public var onClose: () -> Void = {}
+
+    private let scaler: PiPCompositor
+    /// Three, so the composing thread always finds one that is neither waiting to be shown
+    /// nor being shown.
+    private let buffers: [I420Buffer]
+    private let lock = NSLock()
+    private var ready: Int?
+    private var showing: Int?
+    private var stopping = false
+    private var joined = false
+    private var lastOffer = -Double.infinity
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// The preview's picture size for a canvas: half size while that is wider than 960.
+    public static func pictureSize(for canvas: Size) -> Size {
+        var s = canvas
+        while s.width > 960 { s = Size(width: (s.width / 2 + 1) & ~1, height: (s.height / 2 + 1) & ~1) }
+        return s
+    }
+
+    /// Opens the window (`title` should start with "dualcam"); fails with one line's reason
+    /// when there is no display to open it on.
+    public init(canvas: Size, insetRect: Rect, title: String) throws(Problem) {
+        let env = ProcessInfo.processInfo.environment
+        let drivers = [("DISPLAY", "x11"), ("WAYLAND_DISPLAY", "wayland")].filter { !(env[$0.0] ?? "").isEmpty }.map(\.1)
+        if drivers.isEmpty { throw .noDisplay("neither DISPLAY nor WAYLAND_DISPLAY is set") }
+        self.canvas = canvas
+        self.insetRect = insetRect
+        let size = Self.pictureSize(for: canvas)
+        self.size = size
+        do { scaler = try PiPCompositor(layout: PiPLayout(canvas: size, inset: Size(width: 1, height: 1), margin: 0)) } catch {
+            throw .noDisplay("preview size \(size): \(error)")
+        }
+        buffers = (0..<3).map { _ in I420Buffer(size: size) }
+        let opened = DispatchSemaphore(value: 0)
+        // Written by the window's thread before it signals `opened`, read after.
+        final class Failure: @unchecked Sendable { var why: String? }
+        let failure = Failure()
+        let thread = Thread { [self] in
+            let window = SDLWindow.open(title: title, size: size, drivers: drivers)
+            switch window {
+            case let .failure(why):
+                failure.why = why
+                opened.signal()
+            case let .success(w):
+                opened.signal()
+                run(w)
+                w.close()
+            }
+            finished.signal()
+        }
+        thread.name = "dualcam-preview"
+        thread.start()
+        opened.wait()
+        if let why = failure.why {
+            finished.wait()
+            let named = [("DISPLAY", "x11"), ("WAYLAND_DISPLAY", "wayland")].filter { drivers.contains($0.1) }
+                .map { "\($0.0)=\(env[$0.0] ?? "")" }
+            throw .noDisplay(why + "; " + named.joined(separator: ", "))
+        }
+    }
+
+    /// Closes the window (if the user has not) and waits for its thread.
+    public func close() {
+        lock.lock()
+        stopping = true
+        let wait = !joined
+        joined = true
+        lock.unlock()
+        if wait { finished.wait() }
+    }
+
+    public func offer(_ picture: I420View) {
+        let now = monotonicNow()
+        guard now - lastOffer >= 1 / Self.framesPerSecond else { return }
+        lock.lock()
+        let spare = (0..<buffers.count).first { $0 != ready && $0 != showing }
+        let closed = stopping
+        lock.unlock()
+        guard let spare, !closed else { return }
+        lastOffer = now
+        scaler.place(SourcePicture(image: picture, matrix: PiPCompositor.outputMatrix), in: scaler.layout.fullRect,
+                     of: buffers[spare].view)
+        lock.lock()
+        ready = spare
+        lock.unlock()
+    }
+
+    /// Whether a point of the preview picture lies on the inset.
+    public func isOnInset(x: Double, y: Double) -> Bool {
+        let cx = x * Double(canvas.width) / Double(size.width), cy = y * Double(canvas.height) / Double(size.height)
+        return cx >= Double(insetRect.x) && cx < Double(insetRect.maxX) && cy >= Double(insetRect.y) && cy < Double(insetRect.maxY)
+    }
+
+    private func run(_ window: SDLWindow) {
+        while true {
+            lock.lock()
+            let stop = stopping
+            if let r = ready { showing = r; ready = nil }
+            let show = showing
+            lock.unlock()
+            if stop { return }
+            if let show {
+                window.show(buffers[show].view)
+                lock.lock(); showing = nil; lock.unlock()
+            }
+            // Events for up to a frame's time, then the next picture.
+            let deadline = monotonicNow() + 1 / (2 * Self.framesPerSecond)
+            while let event = window.nextEvent(until: deadline) { handle(event) }
+        }
+    }
+
+    private func handle(_ event: SDLWindow.Event) {
+        switch event {
+        case let .key(k) where k == UInt8(ascii: "s") || k == UInt8(ascii: "S"): onSwap()
+        case let .key(k) where k == UInt8(ascii: "q") || k == UInt8(ascii: "Q"): onQuitKey()
+        case .key: break
+        case let .press(x, y): if isOnInset(x: x * Double(size.width), y: y * Double(size.height)) { onSwap() }
+        case .close:
+            // The window goes now; what closing means for the job is the owner's to say.
+            lock.lock(); stopping = true; lock.unlock()
+            onClose()
+        }
+    }
+}

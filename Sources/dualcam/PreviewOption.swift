@@ -1,0 +1,20 @@
+import ArgumentParser
+import Compositor
+import Preview
+
+struct PreviewOptions: ParsableArguments {
+    @Flag(help: "Show the picture in a window as it is made (click the inset or press s to swap; q stops).")
+    var preview = false
+
+    /// The window, or nil (having said why in one line) when there is no display: the job
+    /// goes on without it either way.
+    func open(layout: PiPLayout, title: String, job: String) -> PreviewWindow? {
+        guard preview else { return nil }
+        do {
+            return try PreviewWindow(canvas: layout.canvas, insetRect: layout.insetRect, title: title)
+        } catch {
+            say("\(error): \(job) goes on without it")
+            return nil
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+
+/// An X server of its own (Xvfb) for a test, stopped when the test ends.
+final class VirtualDisplay {
+    let name: String
+    private let process = Process()
+
+    init() throws {
+        guard let xvfb = Env.tool("Xvfb") else {
+            throw ProbeError(message: "Xvfb is not installed (Debian's xvfb; Scripts/setup.sh installs it)")
+        }
+        var number = Int.random(in: 50...899)
+        while FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") { number += 1 }
+        name = ":\(number)"
+        process.executableURL = URL(fileURLWithPath: xvfb)
+        process.arguments = [name, "-screen", "0", "1280x800x24", "-nolisten", "tcp"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") { usleep(50_000) }
+    }
+
+    deinit {
+        // SIGKILL: a SIGTERM can arrive blocked (the signal mask is inherited from the test
+        // runner's thread) and leave this waiting for ever.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Runs an X client (xdotool, ffmpeg) on this display.
+    func client(_ tool: String, _ arguments: [String]) throws -> RunResult {
+        guard let path = Env.tool(tool) else { throw ProbeError(message: "\(tool) is not installed") }
+        return try run(path, arguments, environment: ["DISPLAY": name])
+    }
+
+    /// The first window whose title matches `pattern`, waiting for it up to `seconds`.
+    func window(named pattern: String, seconds: Double = 20) throws -> (id: String, x: Int, y: Int, width: Int, height: Int)? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let id = try client("xdotool", ["search", "--name", pattern]).stdout.split(separator: "\n").first {
+                let shell = try client("xdotool", ["getwindowgeometry", "--shell", String(id)]).stdout
+                var g: [String: Int] = [:]
+                for line in shell.split(separator: "\n") {
+                    let kv = line.split(separator: "=")
+                    if kv.count == 2 { g[String(kv[0])] = Int(kv[1]) }
+                }
+                if let x = g["X"], let y = g["Y"], let w = g["WIDTH"], let h = g["HEIGHT"] { return (String(id), x, y, w, h) }
+            }
+            usleep(100_000)
+        }
+        return nil
+    }
+
+    /// What the screen shows in a rectangle, as rgb24 (ffmpeg's x11grab); also saved as
+    /// PNG at `png` when given.
+    func grab(x: Int, y: Int, width: Int, height: Int, png: String? = nil) throws -> [UInt8] {
+        let input = ["-nostdin", "-v", "error", "-f", "x11grab", "-video_size", "\(width)x\(height)", "-i", "\(name)+\(x),\(y)",
+                     "-frames:v", "1"]
+        if let png { _ = try client("ffmpeg", input + ["-y", png]) }
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent("grab-\(UUID().uuidString).raw").path
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let r = try client("ffmpeg", input + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-y", raw])
+        guard r.status == 0, let data = FileManager.default.contents(atPath: raw) else {
+            throw ProbeError(message: "x11grab failed: \(r.stderr)")
+        }
+        return [UInt8](data)
+    }
+}
+
+/// `record --preview` under Xvfb: the window shows the composed picture, a click on its inset
+/// or `s` swaps (on screen and in the file), closing it stops and finishes the recording; with
+/// no display, one line says so and the recording is made all the same.
+@Suite(.serialized) struct PreviewTests {
+    static let blueAndRed: Result<(TempDir, String, String), any Error> = Result {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let back = dir.path("blue.mkv"), front = dir.path("red.mkv")
+        try makeClip(back, ["-f", "lavfi", "-i", "color=blue:s=1280x720:r=30:d=40", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        try makeClip(front, ["-f", "lavfi", "-i", "color=red:s=640x480:r=30:d=40", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        return (dir, back, front)
+    }
+
+    static func isBlue(_ c: (Int, Int, Int)) -> Bool { c.2 > 160 && c.0 < 90 }
+    static func isRed(_ c: (Int, Int, Int)) -> Bool { c.0 > 160 && c.2 < 90 }
+
+    /// The preview is 960x540 for the 1080p canvas: its inset is the canvas's halved.
+    static let insetCentre = (x: (1744 + 80) / 2, y: (16 + 106) / 2)
+
+    @Test func thePreviewShowsTheRecordingAndTheInsetSwapsWhenClicked() throws {
+        let (dir, back, front) = try Self.blueAndRed.get()
+        let display = try VirtualDisplay()
+        let out = dir.path("preview.mov")
+        var screens: [String: (full: (Int, Int, Int), inset: (Int, Int, Int))] = [:]
+        let r = try run(Env.dualcam, ["record", "--back", back, "--front", front, "--duration", "30", "--preview", "-o", out],
+                        environment: ["DISPLAY": display.name]) { _ in
+            do {
+                guard let w = try display.window(named: "^dualcam - recording") else { return }
+                func screen(_ label: String, png: String? = nil) throws {
+                    let rgb = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height, png: png)
+                    screens[label] = (meanRGB(rgb, width: w.width, x: 100, y: 200, w: 400, h: 200),
+                                      meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60))
+                }
+                sleep(2)
+                try screen("start", png: ProcessInfo.processInfo.environment["DUALCAM_PREVIEW_SCREENSHOT"])
+                _ = try display.client("xdotool", ["mousemove", "--window", w.id, String(Self.insetCentre.x),
+                                                   String(Self.insetCentre.y), "click", "1"])
+                sleep(2)
+                try screen("clicked")
+                _ = try display.client("xdotool", ["windowfocus", w.id])
+                _ = try display.client("xdotool", ["key", "s"])
+                sleep(2)
+                try screen("s")
+                let close = Env.repoRoot.appendingPathComponent("Tests/preview/close-window.py").path
+                _ = try run("/usr/bin/env", ["python3", close, w.id], environment: ["DISPLAY": display.name])
+            } catch {
+                Issue.record("driving the preview: \(error)")
+            }
+        }
+        try #require(r.status == 0, "\(r.stderr)")
+        // On screen: the composed picture, then swapped by the click, then back by the key.
+        let start = try #require(screens["start"]), clicked = try #require(screens["clicked"]), s = try #require(screens["s"])
+        #expect(Self.isBlue(start.full) && Self.isRed(start.inset), "start: \(start)")
+        #expect(Self.isRed(clicked.full) && Self.isBlue(clicked.inset), "after the click: \(clicked)")
+        #expect(Self.isBlue(s.full) && Self.isRed(s.inset), "after s: \(s)")
+        // Closing the window stopped the recording long before its 30 s, and finished the file.
+        #expect(r.stdout.contains("recorded \(out)"))
+        let swaps = r.stderr.components(separatedBy: "\n").filter { $0.contains("swap at") }
+        #expect(swaps.count == 2, "\(r.stderr)")
+        let p = try Probe(out)
+        let duration = try #require(Probe.number(p.stream("video")?["duration"]))
+        #expect(duration > 5 && duration < 20, "\(duration) s")
+        // In the file: blue full frame, then red (the click), then blue again (the key).
+        let fullColours = try Decode.thumbnails(out).map { t -> Character in
+            let c = meanRGB(t, width: 8, x: 0, y: 4, w: 4, h: 4)
+            return Self.isBlue(c) ? "B" : Self.isRed(c) ? "R" : "?"
+        }
+        let runs = fullColours.reduce(into: [Character]()) { if $0.last != $1 { $0.append($1) } }
+        #expect(runs == ["B", "R", "B"], "full-frame colour runs: \(String(runs))")
+    }
+
+    @Test func withNoDisplayOneLineSaysSoAndTheRecordingIsMade() throws {
+        let (dir, back, front) = try Self.blueAndRed.get()
+        let out = dir.path("no-display.mov")
+        // No DISPLAY or WAYLAND_DISPLAY at all, as on a server or over plain ssh.
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = nil
+        environment["WAYLAND_DISPLAY"] = nil
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Env.dualcam)
+        p.arguments = ["record", "--back", back, "--front", front, "--duration", "2", "--preview", "-o", out]
+        p.environment = environment
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("dualcam: no display for the preview (neither DISPLAY nor WAYLAND_DISPLAY is set): recording goes on without it\n"),
+                "\(stderr)")
+        let v = try #require(try Probe(out).stream("video"))
+        #expect(v["nb_frames"] as? String == "60")
+    }
+
+    /// A display that is named but cannot be reached: SDL's own reason, and the recording.
+    @Test func anUnreachableDisplayIsTheSameOneLine() throws {
+        let (dir, back, front) = try Self.blueAndRed.get()
+        let out = dir.path("unreachable.mov")
+        let r = try run(Env.dualcam, ["record", "--back", back, "--front", front, "--duration", "1", "--preview", "-o", out],
+                        environment: ["DISPLAY": ":9999"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stderr.split(separator: "\n").filter { $0.contains("preview") }
+        #expect(lines.count == 1 && lines[0].hasPrefix("dualcam: no display for the preview (SDL cannot start its video: ")
+                && lines[0].hasSuffix("recording goes on without it"), "\(r.stderr)")
+        #expect(!r.stderr.contains("error:"), "a library spoke on stderr: \(r.stderr)")
+        #expect(try Probe(out).stream("video")?["nb_frames"] as? String == "30")
+    }
+}
