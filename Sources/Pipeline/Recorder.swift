@@ -100,6 +100,8 @@ public final class Recorder {
     public var status: (RecordStatus) -> Void = { _ in }
     /// Shown every composed picture (the preview window).
     public var preview: PictureObserver?
+    /// Called once the sources and the file are open, just before recording starts.
+    public var willStart: () -> Void = {}
 
     /// Free space under this many seconds of recording is worth a warning at the start.
     static let warnBelowSeconds = 600.0
@@ -147,6 +149,7 @@ public final class Recorder {
         queue.liveAudio = liveAudio
         liveAudio?.onLost = { [weak self] why in self?.log("microphone lost (\(why)): recording goes on with silence") }
 
+        willStart()
         var clock = SlotClock(fps: fps, duration: options.duration)
         var counts = Counts()
         counts.latencies.reserveCapacity(clock.limit.map { min($0, 1 << 20) } ?? 18000)

@@ -40,6 +40,8 @@ struct Record: ParsableCommand {
     // cheap encoder so that timing, not throughput, is what it measures.
     @Option(help: .hidden) var canvas: String?
     @Option(help: .hidden) var videoEncoder: String?
+    // The emulated VM encodes far below real time by design: its scenarios skip the check.
+    @Flag(help: .hidden) var skipSpeedCheck = false
 
     static let longestDuration = 366.0 * 86_400
 
@@ -89,6 +91,10 @@ struct Record: ParsableCommand {
         options.metadata = metadata.metadata
         options.metadata.rotation = format.rotate
         let recorder = Recorder(options: options)
+        if !skipSpeedCheck && !reporting.quiet {
+            let settings = options.video
+            recorder.willStart = { if let warning = Self.speedWarning(settings) { say(warning) } }
+        }
         let reporting = reporting
         recorder.log = { reporting.note($0) }
         if reporting.showsLiveLine {
@@ -132,6 +138,20 @@ struct Record: ParsableCommand {
             keys.restore()
             fail(String(describing: error))
         }
+    }
+
+    /// A warning when the encoder, as chosen, measured (or was measured before) too slow on
+    /// this machine for real time, with what to change; nil when it keeps up.
+    static func speedWarning(_ settings: VideoEncoderSettings) -> String? {
+        guard let (fps, _) = try? EncoderSpeed.cachedOrMeasured(settings, cache: EncoderSpeed.defaultCache) else { return nil }
+        let rate = Double(settings.framesPerSecond)
+        // Capture, decoding and composing share the CPU with it while recording.
+        guard fps < 1.2 * rate else { return nil }
+        let what = "\(settings.encoder) \(settings.preset) at \(settings.size) encodes \(Int(fps)) fps on this machine"
+        let advice = "try a smaller --size, --codec h264 or a faster --preset"
+        return fps < rate
+            ? "warning: \(what), under the \(Int(rate)) fps asked: the picture will freeze while it catches up (\(advice))"
+            : "warning: \(what), little above the \(Int(rate)) fps asked: with the cameras' work beside it, it may fall behind (\(advice))"
     }
 
     /// "REC 0:12  30.0 fps  p99 3.1 ms  0 repeated  0 dropped  audio [######----] -18 dB  full frame: /dev/video0"

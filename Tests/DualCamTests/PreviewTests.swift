@@ -92,7 +92,7 @@ final class VirtualDisplay {
         let display = try VirtualDisplay()
         let out = dir.path("preview.mov")
         var screens: [String: (full: (Int, Int, Int), inset: (Int, Int, Int))] = [:]
-        let r = try run(Env.dualcam, ["record", "--back", back, "--front", front, "--duration", "30", "--preview", "-o", out],
+        let r = try run(Env.dualcam, ["record", "--skip-speed-check", "--back", back, "--front", front, "--duration", "30", "--preview", "-o", out],
                         environment: ["DISPLAY": display.name]) { _ in
             do {
                 guard let w = try display.window(named: "^dualcam - recording") else { return }

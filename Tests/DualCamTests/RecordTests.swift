@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 /// `record` with files played as cameras: the live pipeline on any machine.
+/// Tests that signal a recording at a fixed time skip the encoder-speed check at its start
+/// (a test knob): whether the speed was measured yet must not move what they see.
 @Suite(.serialized) struct RecordTests {
     static let back = Env.fixture("back-16x9-30fps.mp4")      // 3 s
     static let portrait = Env.fixture("portrait-rotated-60fps.mp4")  // red over blue, 2 s
@@ -66,6 +68,35 @@ import Testing
         #expect((p.format["tags"] as? [String: Any])?["location"] as? String == "+48.8584+002.2945/")
     }
 
+    /// The encoder's speed at the chosen size and preset is measured at the start (then
+    /// remembered): one too slow for real time is a warning that says what to change.
+    @Test func anEncoderTooSlowForRealTimeIsWarnedOfAtTheStart() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let cache = dir.path("cache")
+        func record(_ extra: [String]) throws -> RunResult {
+            try run(Env.dualcam, ["record", "--back", Self.back, "--front", Reference.front, "--duration", "1",
+                                  "-o", dir.path("rec.mov"), "--overwrite"] + extra, environment: ["XDG_CACHE_HOME": cache])
+        }
+        // 1080p at 120 fps: x265 ultrafast manages about 33 on this 2-core machine.
+        let slow = try record(["--rate", "120"])
+        try #require(slow.status == 0, "\(slow.stderr)")
+        let warning = slow.stderrLines.filter { $0.hasPrefix("dualcam: warning: libx265 ultrafast at 1920x1080 encodes ") }
+        #expect(warning.count == 1 && warning[0].contains("fps on this machine, under the 120 fps asked")
+                && warning[0].contains("try a smaller --size, --codec h264 or a faster --preset"), "\(slow.stderr)")
+        let remembered = try #require(FileManager.default.contents(atPath: cache + "/dualcam/encoder-speed.json"))
+        let table = try #require(try JSONSerialization.jsonObject(with: remembered) as? [String: Double])
+        let fps = try #require(table.first { $0.key.hasPrefix("libx265 ultrafast crf28 1920x1080") }?.value, "\(table)")
+        #expect(fps > 5 && fps < 144, "\(fps) fps")
+        // Remembered: the second time nothing is measured, and the warning is the same.
+        let again = try record(["--rate", "120"])
+        #expect(again.stderrLines.filter { $0.hasPrefix("dualcam: warning: libx265 ultrafast") } == warning.map { $0 })
+        // Small and fast keeps up: no warning.
+        let fast = try record(["--size", "640x360"])
+        try #require(fast.status == 0, "\(fast.stderr)")
+        #expect(!fast.stderr.contains("warning:"), "\(fast.stderr)")
+    }
+
     /// A camera that slows to 15 fps (dim light) still gives a 30 fps file in real time:
     /// every picture shown twice, and what happened at 1 s is at 1 s in the file.
     @Test func aSlowCameraIsRepeatedToKeepRealTime() throws {
@@ -119,7 +150,7 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let out = dir.path("swap.mov"), front = try Self.redOverBlue(in: dir)
-        let r = try dualcam(["record", "--back", Self.back, "--front", front, "--duration", "2.9", "-o", out]) { p in
+        let r = try dualcam(["record", "--skip-speed-check", "--back", Self.back, "--front", front, "--duration", "2.9", "-o", out]) { p in
             Thread.sleep(forTimeInterval: 1.5)
             kill(p.processIdentifier, SIGUSR1)
         }
@@ -151,7 +182,7 @@ import Testing
         let dir = try TempDir()
         let out = dir.path("keys.mov"), front = try Self.redOverBlue(in: dir)
         let stdin = Pipe()
-        let r = try dualcam(["record", "--back", Self.back, "--front", front, "-o", out], input: stdin) { _ in
+        let r = try dualcam(["record", "--skip-speed-check", "--back", Self.back, "--front", front, "-o", out], input: stdin) { _ in
             Thread.sleep(forTimeInterval: 0.8)
             stdin.fileHandleForWriting.write(Data("status\n".utf8))
             Thread.sleep(forTimeInterval: 0.4)
@@ -180,7 +211,7 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let out = dir.path("stopped.mov")
-        let r = try dualcam(["record", "--back", Self.back, "--front", Reference.front, "-o", out]) { p in
+        let r = try dualcam(["record", "--skip-speed-check", "--back", Self.back, "--front", Reference.front, "-o", out]) { p in
             Thread.sleep(forTimeInterval: 1.5)
             kill(p.processIdentifier, SIGINT)
         }

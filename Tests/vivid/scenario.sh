@@ -16,7 +16,7 @@ keep_log() { cp "$log" "$out/stderr.txt"; }
 # Returns once dualcam has its first picture: the file starts there, and cameras can take a
 # second or more to deliver in the emulated VM.
 recording_started() { for _ in $(seq 300); do grep -q "recording to" "$log" 2>/dev/null && return; sleep 0.1; done; }
-record() { "$DUALCAM" record --capture 640x360 --json "$@" > "$out/summary.json" 2> "$log"; echo $? > "$out/status"; keep_log; }
+record() { "$DUALCAM" record --capture 640x360 --json --skip-speed-check "$@" > "$out/summary.json" 2> "$log"; echo $? > "$out/status"; keep_log; }
 # Two MJPEG cameras from v4l2loopback (LOOPBACK_KO, built on the host by
 # Scripts/v4l2loopback.sh), /dev/video5 and /dev/video6, fed by ffmpeg with the files given:
 # a stream copy, so each buffer is one of the files' JPEGs, as a USB webcam sends them.
@@ -124,7 +124,7 @@ case $name in
       done
       seconds=70 first=45 spacing=0.50417
     fi
-    "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 \
+    "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 --skip-speed-check \
       --audio hw:Loopback,1 --duration "$seconds" --json -o "$out/out.mov" > "$out/summary.json" 2> "$log" &
     pid=$!
     recording_started
@@ -150,7 +150,7 @@ w.writeframes(second * 60)'
     # emulated VM, and the test listens for the tone 1 s into the file).
     for _ in $(seq 100); do grep -q RUNNING /proc/asound/Loopback/pcm0p/sub0/status 2>/dev/null && break; sleep 0.1; done
     cat /proc/asound/Loopback/pcm0p/sub0/status > "$out/tone-status.txt" 2>&1
-    "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 \
+    "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 --skip-speed-check \
       --audio hw:Loopback,1,0 --duration 6 --json -o "$out/out.mov" > "$out/summary.json" 2> "$log" &
     pid=$!
     recording_started
@@ -172,7 +172,7 @@ w.writeframes(second * 60)'
     tone=$!
     for _ in $(seq 100); do grep -q RUNNING /proc/asound/Loopback/pcm0p/sub0/status 2>/dev/null && break; sleep 0.1; done
     "$DUALCAM" devices --json > "$out/devices.json" 2> "$out/devices-stderr.txt"
-    "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 \
+    "$DUALCAM" record --capture 320x180 --canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 --skip-speed-check \
       --audio hw:Loopback,1,0 --duration 4 --json -o "$out/out.mov" > "$out/summary.json" 2> "$log"
     echo $? > "$out/status"
     keep_log
