@@ -94,8 +94,15 @@ public final class VideoEncoder: Encoder {
         }, options: Self.options(settings))
     }
 
-    /// The private options of libx265 and libx264 (both take `preset` and `crf`).
+    /// The private options of each encoder: libx265 and libx264 take `preset` and `crf`;
+    /// NVENC its own presets (p1 fastest ... p7 best) and a constant quality `cq`.
     static func options(_ settings: VideoEncoderSettings) -> [String: String] {
+        if settings.encoder.hasSuffix("_nvenc") {
+            var o = ["preset": nvencPreset(settings.preset)]
+            if settings.bitrate == nil { o["rc"] = "vbr"; o["cq"] = String(settings.crf) }
+            if settings.inOrder { o["bf"] = "0" }
+            return o
+        }
         var o = ["preset": settings.preset]
         if settings.bitrate == nil { o["crf"] = String(settings.crf) }
         if settings.inOrder { o["bf"] = "0" }
@@ -104,6 +111,13 @@ public final class VideoEncoder: Encoder {
             o["x265-params"] = "log-level=none" + (settings.inOrder ? ":bframes=0" : "")
         }
         return o
+    }
+
+    /// x264/x265's preset names on NVENC's scale: ultrafast and superfast p1 ... placebo p7.
+    static func nvencPreset(_ x26x: String) -> String {
+        let order = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+        let i = order.firstIndex(of: x26x) ?? 5
+        return "p\(min(7, 1 + i * 7 / order.count))"
     }
 
     /// The encoder's own frame, ready to compose into. Valid until `send`.

@@ -40,7 +40,7 @@ struct Compose: ParsableCommand {
         options.swaps = SwapSchedule(swapAt)
         options.audio = AudioChoice(rawValue: audio.rawValue)!
         options.layout = try layout.layout(canvas: encoding.format.canvas)
-        options.video = encoding.videoSettings
+        options.video = encoding.videoSettings(reporting: reporting)
         options.overwrite = encoding.overwrite
         options.metadata = encoding.metadata
         let job = ComposeJob(options: options)

@@ -83,6 +83,11 @@ struct OutputFormatOptions: ParsableArguments {
     @Option(help: "Video codec: hevc (libx265, tagged hvc1) or h264 (libx264, tagged avc1).")
     var codec: VideoEncoderSettings.Codec = .hevc
 
+    @Option(help: "software (libx265/libx264), or auto: a hardware encoder that works on this machine (NVENC), else software; says which.")
+    var encoder: EncoderKind = .software
+
+    enum EncoderKind: String, CaseIterable, ExpressibleByArgument { case software, auto }
+
     @Option(help: ArgumentHelp("Encoder preset (ultrafast ... placebo).", valueName: "PRESET"))
     var preset: String = "ultrafast"
 
@@ -139,6 +144,16 @@ struct OutputFormatOptions: ParsableArguments {
 
     var canvas: Size { Size(parsing: size) ?? PiPLayout.defaultCanvas }
 
+    /// The settings, with the encoder `--encoder` chooses (`hiddenEncoder`, a test knob,
+    /// overrides both) and, for auto, the line that says which and why.
+    func resolvedSettings(hiddenEncoder: String?) -> (VideoEncoderSettings, choice: String?) {
+        var s = videoSettings(encoder: hiddenEncoder)
+        guard hiddenEncoder == nil, encoder == .auto else { return (s, nil) }
+        let decision = EncoderChoice.auto(s)
+        s.encoder = decision.encoder
+        return (s, decision.explanation)
+    }
+
     func videoSettings(encoder: String?) -> VideoEncoderSettings {
         var s = VideoEncoderSettings()
         s.codec = codec
@@ -173,7 +188,12 @@ struct EncodingOptions: ParsableArguments {
     @Flag(help: "Show FFmpeg's own warnings.")
     var verbose = false
 
-    var videoSettings: VideoEncoderSettings { format.videoSettings(encoder: videoEncoder) }
+    /// The video settings, saying which encoder `--encoder auto` chose (unless quiet).
+    func videoSettings(reporting: ReportingOptions) -> VideoEncoderSettings {
+        let (settings, choice) = format.resolvedSettings(hiddenEncoder: videoEncoder)
+        if let choice { reporting.note(choice) }
+        return settings
+    }
 
     var metadata: MovWriter.Metadata {
         var m = metadataOptions.metadata

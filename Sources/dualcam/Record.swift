@@ -85,7 +85,9 @@ struct Record: ParsableCommand {
         options.audioDevice = audio == "none" ? nil : audio
         options.pixelFormat = pixelFormat.map { FourCC($0) }
         options.layout = try outputLayout()
-        options.video = format.videoSettings(encoder: videoEncoder)
+        let (settings, choice) = format.resolvedSettings(hiddenEncoder: videoEncoder)
+        if let choice { reporting.note(choice) }
+        options.video = settings
         options.video.size = options.layout.canvas
         options.overwrite = overwrite
         options.metadata = metadata.metadata

@@ -63,6 +63,25 @@ import Testing
         #expect(topRight.2 > 150 && topRight.0 < 80, "top right \(topRight)")
     }
 
+    /// `--encoder auto` on a machine with no usable hardware encoder (this one: FFmpeg has
+    /// NVENC, but there is no NVIDIA GPU): the software encoder, and one line saying so and why.
+    @Test func autoEncoderSaysWhichItChoseAndWhy() throws {
+        let dir = try TempDir()
+        let out = dir.path("auto.mov")
+        let r = try dualcam(["compose", Reference.back, Reference.front, "-o", out, "--encoder", "auto", "--size", "640x360"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let line = try #require(r.stderrLines.first { $0.hasPrefix("dualcam: encoder: ") }, "\(r.stderr)")
+        #expect(r.stderrLines.count == 1)
+        if line.hasPrefix("dualcam: encoder: libx265 (software; ") {
+            for name in ["hevc_nvenc", "hevc_qsv", "hevc_vaapi"] { #expect(line.contains("\(name): "), "\(line)") }
+            #expect(try Probe(out).stream("video")?["codec_name"] as? String == "hevc")
+        } else {
+            // A machine with a GPU FFmpeg can use: the hardware encoder, still HEVC in hvc1.
+            #expect(line.contains("(hardware)"), "\(line)")
+            #expect(try Probe(out).stream("video")?["codec_tag_string"] as? String == "hvc1")
+        }
+    }
+
     @Test func bitrateReplacesTheConstantQuality() throws {
         let dir = try TempDir()
         var rates: [Double] = []
