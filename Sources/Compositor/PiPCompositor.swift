@@ -75,8 +75,10 @@ public final class PiPCompositor: @unchecked Sendable {
         place(main, in: layout.fullRect, of: output)
         guard let inset else { return }
         if let styled {
-            styled.drawShadow(on: output, kernels: kernels)
+            // The output's corner comes into cache while the inset is scaled into the scratch.
+            if kernels == .simd { styled.prefetch(output) }
             place(inset, in: styled.scratchRect, of: styled.scratch.view)
+            styled.drawShadow(on: output, kernels: kernels)
             styled.drawInset(on: output, kernels: kernels)
         } else {
             place(inset, in: layout.insetRect, of: output)

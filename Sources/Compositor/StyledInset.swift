@@ -26,6 +26,11 @@ final class StyledInset {
     /// The whole inset's shape, border included; nil without a border.
     let border: Mask?
     let shadow: Mask?
+    /// Per shadow row (luma, then chroma): the columns (of the shadow's area) the inset then
+    /// covers wholly. The shadow there is never seen, so the product path leaves them out:
+    /// they are most of its work. The scalar reference shades them all, and tests require
+    /// the same frame.
+    private var hiddenLuma: [Range<Int>] = [], hiddenChroma: [Range<Int>] = []
 
     init(layout: PiPLayout) {
         style = layout.style
@@ -38,17 +43,72 @@ final class StyledInset {
         border = b > 0 ? Mask(area: rect, luma: RoundedRectMask.coverage(of: rect, radius: radius, over: rect)) : nil
         if style.shadow {
             let area = style.affectedRect(inset: rect, canvas: layout.canvas)
-            shadow = Mask(area: area, luma: RoundedRectMask.shadow(of: InsetStyle.shadowShape(of: rect),
-                                                                   radius: radius, over: area))
+            let shadow = Mask(area: area, luma: RoundedRectMask.shadow(of: InsetStyle.shadowShape(of: rect),
+                                                                       radius: radius, over: area))
+            self.shadow = shadow
+            let cover = border ?? picture
+            hiddenLuma = Self.hidden(under: cover.luma, at: cover.area, in: shadow.area)
+            hiddenChroma = Self.hidden(under: cover.chroma, at: cover.chromaArea, in: shadow.chromaArea)
         } else {
             shadow = nil
         }
     }
 
-    /// Before the inset: the shadow on the main picture.
+    /// For each row of `area`, the longest run of columns where `mask` (over `maskArea`, inside
+    /// `area`) is wholly opaque, in `area`'s columns; empty where there is none.
+    private static func hidden(under mask: [UInt8], at maskArea: Rect, in area: Rect) -> [Range<Int>] {
+        (0..<area.height).map { y in
+            let my = area.y + y - maskArea.y
+            guard my >= 0, my < maskArea.height else { return 0..<0 }
+            var best = 0..<0, start: Int?
+            for x in 0...maskArea.width {
+                if x < maskArea.width && mask[my * maskArea.width + x] == 255 {
+                    if start == nil { start = x }
+                } else if let s = start {
+                    if x - s > best.count { best = s..<x }
+                    start = nil
+                }
+            }
+            let offset = maskArea.x - area.x
+            return (best.lowerBound + offset)..<(best.upperBound + offset)
+        }
+    }
+
+    /// Asks for the part of `output` the style reads (and writes) to be brought into cache,
+    /// before the inset is scaled: a camera's or decoder's frame arrives cold, and its short
+    /// row segments here would otherwise miss one after another (measured: +0.17 ms of a
+    /// 1080p frame's composition without this).
+    func prefetch(_ output: I420View) {
+        let area = shadow?.area ?? rect, chroma = area.chroma420
+        Prefetch.rows(output.y, area.y..<area.maxY, columns: area.x..<area.maxX)
+        Prefetch.rows(output.u, chroma.y..<chroma.maxY, columns: chroma.x..<chroma.maxX)
+        Prefetch.rows(output.v, chroma.y..<chroma.maxY, columns: chroma.x..<chroma.maxX)
+    }
+
+    /// The shadow on the main picture (before the inset is laid over it).
     func drawShadow(on output: I420View, kernels: PiPCompositor.Kernels) {
         guard let shadow else { return }
-        blend(constant: InsetStyle.shadowLuma, chroma: InsetStyle.neutralChroma, through: shadow, on: output, kernels)
+        if kernels == .scalar {
+            return blend(constant: InsetStyle.shadowLuma, chroma: InsetStyle.neutralChroma, through: shadow, on: output, kernels)
+        }
+        shade(output.y.region(shadow.area), InsetStyle.shadowLuma, shadow.luma, skipping: hiddenLuma)
+        shade(output.u.region(shadow.chromaArea), InsetStyle.neutralChroma, shadow.chroma, skipping: hiddenChroma)
+        shade(output.v.region(shadow.chromaArea), InsetStyle.neutralChroma, shadow.chroma, skipping: hiddenChroma)
+    }
+
+    private func shade(_ plane: PlaneView, _ value: UInt8, _ mask: [UInt8], skipping hidden: [Range<Int>]) {
+        mask.withUnsafeBufferPointer { m in
+            for y in 0..<plane.height {
+                let maskRow = m.baseAddress! + y * plane.width, row = plane.row(y), skip = hidden[y]
+                if skip.isEmpty {
+                    Kernels.blendConstantSIMD(value, mask: maskRow, count: plane.width, into: row)
+                } else {
+                    Kernels.blendConstantSIMD(value, mask: maskRow, count: skip.lowerBound, into: row)
+                    Kernels.blendConstantSIMD(value, mask: maskRow + skip.upperBound, count: plane.width - skip.upperBound,
+                                              into: row + skip.upperBound)
+                }
+            }
+        }
     }
 
     /// After the inset has been scaled into `scratch`: the border, then the picture.
