@@ -11,18 +11,21 @@ export DUALCAM_SANITIZED=1
 # only the record tests whose assertions do not depend on keeping up at 1080p run here.
 threaded='RecordTests/(durationIsKeptToTheFrame|sigusr1SwapsThePicturesMidRecording|oneSourceRecordsAloneAndSaysSo)|CrashSafetyTests/(sighupWithTheTerminalGoneFinishesTheFile|noPictureAtAllIsAnErrorAndNoFile)'
 # ThreadSanitizer looks for data races, so it leaves out the suites that run one thread
-# only (the pixel kernels against their references, layout arithmetic): under it they are
-# the slowest part of CI and cannot race. AddressSanitizer runs them all. Both leave out
-# the styled inset's file test and the terminal tests: encodes whose paths the compose
-# tests already cover.
+# only (the pixel kernels against their references, layout arithmetic) and the end-to-end
+# suites whose compositions take the same threaded paths as ComposeTests (content, sync,
+# errors): under it they were the slowest part of CI, 9 of its minutes. AddressSanitizer
+# runs the kernels and the content and error suites. Neither repeats the file-level tests
+# of options and output (styled inset, terminal, output choices, sync timelines), whose
+# paths the compose tests cover.
 single_threaded='DecodeScaleTests|FilterTableTests|ResampleTests|ColorTests|RotationTests|LayoutTests|CropTests|SIMDExactnessTests|ColorSIMDTests|Lanes16Tests|CameraFormatTests|JPEGRangeTests'
+same_threads_as_compose='ContentTests|ErrorTests'
 for sanitizer in thread address; do
   scratch=.build-$sanitizer
   echo "sanitizers: building with --sanitize=$sanitizer"
   swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=0"
-  skip='RecordTests|VividTests|CrashSafetyTests|PreviewTests|StyledInsetFileTests|TerminalTests'
-  [ "$sanitizer" = thread ] && skip="$skip|$single_threaded"
+  skip='RecordTests|VividTests|CrashSafetyTests|PreviewTests|StyledInsetFileTests|TerminalTests|OutputChoicesTests|SyncTests'
+  [ "$sanitizer" = thread ] && skip="$skip|$single_threaded|$same_threads_as_compose"
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --skip "$skip"
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter "$threaded"
 done
