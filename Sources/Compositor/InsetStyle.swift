@@ -100,30 +100,27 @@ struct RoundedRectMask {
 
     /// Coverage of each pixel of `area` (canvas coordinates) by the rounded rectangle `shape`.
     static func coverage(of shape: Rect, radius: Int, over area: Rect) -> [UInt8] {
-        let cx = Double(shape.x) + Double(shape.width) / 2, cy = Double(shape.y) + Double(shape.height) / 2
-        var out = [UInt8](repeating: 0, count: area.width * area.height)
-        guard shape.width > 0, shape.height > 0 else { return out }
-        for y in 0..<area.height {
-            for x in 0..<area.width {
-                let (d, curved) = distance(Double(area.x + x) + 0.5 - cx, Double(area.y + y) + 0.5 - cy,
-                                           width: Double(shape.width), height: Double(shape.height),
-                                           radius: Double(radius))
-                out[y * area.width + x] = quantize(0.5 - d / (curved && radius > 0 ? cornerRamp : 1))
-            }
-        }
-        return out
+        guard shape.width > 0, shape.height > 0 else { return [UInt8](repeating: 0, count: area.width * area.height) }
+        return field(of: shape, radius: radius, over: area) { d, curved in 0.5 - d / (curved && radius > 0 ? cornerRamp : 1) }
     }
 
     /// The shadow's darkening of each pixel of `area`: a Gaussian-blurred rounded rectangle.
     static func shadow(of shape: Rect, radius: Int, over area: Rect) -> [UInt8] {
+        field(of: shape, radius: radius, over: area) { d, _ in
+            InsetStyle.shadowOpacity * 0.5 * erfc(d / (InsetStyle.shadowSigma * 2.0.squareRoot()))
+        }
+    }
+
+    /// `value(distance, inCorner)` of each pixel centre of `area` against `shape`, quantized.
+    private static func field(of shape: Rect, radius: Int, over area: Rect,
+                              _ value: (Double, Bool) -> Double) -> [UInt8] {
         let cx = Double(shape.x) + Double(shape.width) / 2, cy = Double(shape.y) + Double(shape.height) / 2
         var out = [UInt8](repeating: 0, count: area.width * area.height)
         for y in 0..<area.height {
             for x in 0..<area.width {
-                let d = distance(Double(area.x + x) + 0.5 - cx, Double(area.y + y) + 0.5 - cy,
-                                 width: Double(shape.width), height: Double(shape.height), radius: Double(radius)).distance
-                out[y * area.width + x] = quantize(InsetStyle.shadowOpacity * 0.5
-                                                   * erfc(d / (InsetStyle.shadowSigma * 2.0.squareRoot())))
+                let (d, curved) = distance(Double(area.x + x) + 0.5 - cx, Double(area.y + y) + 0.5 - cy,
+                                           width: Double(shape.width), height: Double(shape.height), radius: Double(radius))
+                out[y * area.width + x] = quantize(value(d, curved))
             }
         }
         return out

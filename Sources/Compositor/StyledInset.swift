@@ -88,27 +88,8 @@ final class StyledInset {
     /// The shadow on the main picture (before the inset is laid over it).
     func drawShadow(on output: I420View, kernels: PiPCompositor.Kernels) {
         guard let shadow else { return }
-        if kernels == .scalar {
-            return blend(constant: InsetStyle.shadowLuma, chroma: InsetStyle.neutralChroma, through: shadow, on: output, kernels)
-        }
-        shade(output.y.region(shadow.area), InsetStyle.shadowLuma, shadow.luma, skipping: hiddenLuma)
-        shade(output.u.region(shadow.chromaArea), InsetStyle.neutralChroma, shadow.chroma, skipping: hiddenChroma)
-        shade(output.v.region(shadow.chromaArea), InsetStyle.neutralChroma, shadow.chroma, skipping: hiddenChroma)
-    }
-
-    private func shade(_ plane: PlaneView, _ value: UInt8, _ mask: [UInt8], skipping hidden: [Range<Int>]) {
-        mask.withUnsafeBufferPointer { m in
-            for y in 0..<plane.height {
-                let maskRow = m.baseAddress! + y * plane.width, row = plane.row(y), skip = hidden[y]
-                if skip.isEmpty {
-                    Kernels.blendConstantSIMD(value, mask: maskRow, count: plane.width, into: row)
-                } else {
-                    Kernels.blendConstantSIMD(value, mask: maskRow, count: skip.lowerBound, into: row)
-                    Kernels.blendConstantSIMD(value, mask: maskRow + skip.upperBound, count: plane.width - skip.upperBound,
-                                              into: row + skip.upperBound)
-                }
-            }
-        }
+        blend(constant: InsetStyle.shadowLuma, chroma: InsetStyle.neutralChroma, through: shadow, on: output, kernels,
+              skipping: (hiddenLuma, hiddenChroma))
     }
 
     /// After the inset has been scaled into `scratch`: the border, then the picture.
@@ -135,21 +116,31 @@ final class StyledInset {
         }
     }
 
+    /// `skipping`: per row, columns left as they are on the product path (the scalar
+    /// reference blends every column).
     private func blend(constant luma: UInt8, chroma: UInt8, through mask: Mask, on output: I420View,
-                       _ kernels: PiPCompositor.Kernels) {
-        blend(constant: luma, through: mask.luma, into: output.y.region(mask.area), kernels)
-        blend(constant: chroma, through: mask.chroma, into: output.u.region(mask.chromaArea), kernels)
-        blend(constant: chroma, through: mask.chroma, into: output.v.region(mask.chromaArea), kernels)
+                       _ kernels: PiPCompositor.Kernels, skipping: ([Range<Int>], [Range<Int>])? = nil) {
+        blend(constant: luma, through: mask.luma, into: output.y.region(mask.area), kernels, skipping: skipping?.0)
+        blend(constant: chroma, through: mask.chroma, into: output.u.region(mask.chromaArea), kernels, skipping: skipping?.1)
+        blend(constant: chroma, through: mask.chroma, into: output.v.region(mask.chromaArea), kernels, skipping: skipping?.1)
     }
 
     private func blend(constant value: UInt8, through mask: [UInt8], into plane: PlaneView,
-                       _ kernels: PiPCompositor.Kernels) {
+                       _ kernels: PiPCompositor.Kernels, skipping hidden: [Range<Int>]?) {
         mask.withUnsafeBufferPointer { m in
             for y in 0..<plane.height {
-                let maskRow = m.baseAddress! + y * plane.width
-                switch kernels {
-                case .simd: Kernels.blendConstantSIMD(value, mask: maskRow, count: plane.width, into: plane.row(y))
-                case .scalar: Kernels.blendConstantScalar(value, mask: maskRow, count: plane.width, into: plane.row(y))
+                let maskRow = m.baseAddress! + y * plane.width, row = plane.row(y)
+                guard kernels == .simd else {
+                    Kernels.blendConstantScalar(value, mask: maskRow, count: plane.width, into: row)
+                    continue
+                }
+                let skip = hidden?[y] ?? 0..<0
+                if skip.isEmpty {
+                    Kernels.blendConstantSIMD(value, mask: maskRow, count: plane.width, into: row)
+                } else {
+                    Kernels.blendConstantSIMD(value, mask: maskRow, count: skip.lowerBound, into: row)
+                    Kernels.blendConstantSIMD(value, mask: maskRow + skip.upperBound, count: plane.width - skip.upperBound,
+                                              into: row + skip.upperBound)
                 }
             }
         }

@@ -42,9 +42,8 @@ public struct LatencyBench {
 
         init(_ nanoseconds: [UInt64]) {
             let ms = nanoseconds.map { Double($0) / 1e6 }.sorted()
-            func at(_ q: Double) -> Double { ms[Swift.min(ms.count - 1, Swift.max(0, Int((q * Double(ms.count)).rounded(.up)) - 1))] }
-            p50 = at(0.5)
-            p99 = at(0.99)
+            p50 = ms.nearestRank(0.5)
+            p99 = ms.nearestRank(0.99)
             max = ms.last!
             frames = ms.count
         }

@@ -32,8 +32,7 @@ struct StatusReporter {
         guard now - last >= Self.interval else { return nil }
         let rate = Double(frames - lastFrames) / (now - last)
         (lastAt, lastFrames) = (now, frames)
-        let recent = latencies.suffix(fps).sorted()
-        let p99 = recent.isEmpty ? 0 : recent[min(recent.count - 1, Int((0.99 * Double(recent.count)).rounded(.up)) - 1)] * 1000
+        let p99 = Array(latencies.suffix(fps)).sorted().nearestRank(0.99) * 1000
         return RecordStatus(seconds: Double(frames) / Double(fps), framesPerSecond: rate, repeatedFrames: repeated,
                             droppedBackFrames: dropped, latencyP99Ms: p99, audioPeak: audio(), fullFrame: fullFrame,
                             encoderBehindFrames: encoderBehind)

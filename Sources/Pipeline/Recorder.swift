@@ -376,9 +376,7 @@ public final class Recorder {
 
     private func summary(clock: SlotClock, counts: Counts, sources: [LiveSource], audio: LiveAudio?) -> RecordSummary {
         let sorted = counts.latencies.sorted()
-        func pct(_ q: Double) -> Double {
-            sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((q * Double(sorted.count)).rounded(.up)) - 1)] * 1000
-        }
+        func pct(_ q: Double) -> Double { sorted.nearestRank(q) * 1000 }
         let cameras = sources.compactMap { $0 as? CameraSource }.map(\.counts)
         let cameraDamaged = cameras.reduce(0) { $0 + $1.damaged }
         let cameraDrops = cameras.reduce(0) { $0 + $1.sequenceGaps } + cameraDamaged

@@ -39,6 +39,9 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     private var lastOffer = -Double.infinity
     private let finished = DispatchSemaphore(value: 0)
 
+    /// The variables that name a desktop's display, and the SDL driver for each.
+    static let displays = [(variable: "DISPLAY", driver: "x11"), (variable: "WAYLAND_DISPLAY", driver: "wayland")]
+
     /// The preview's picture size for a canvas: half size while that is wider than 960.
     public static func pictureSize(for canvas: Size) -> Size {
         var s = canvas
@@ -50,7 +53,8 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     /// when there is no display to open it on.
     public init(canvas: Size, insetRect: Rect, title: String) throws(Problem) {
         let env = ProcessInfo.processInfo.environment
-        let drivers = [("DISPLAY", "x11"), ("WAYLAND_DISPLAY", "wayland")].filter { !(env[$0.0] ?? "").isEmpty }.map(\.1)
+        let displays = Self.displays.filter { !(env[$0.variable] ?? "").isEmpty }
+        let drivers = displays.map(\.driver)
         if drivers.isEmpty { throw .noDisplay("neither DISPLAY nor WAYLAND_DISPLAY is set") }
         self.canvas = canvas
         self.insetRect = insetRect
@@ -82,8 +86,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         opened.wait()
         if let why = failure.why {
             finished.wait()
-            let named = [("DISPLAY", "x11"), ("WAYLAND_DISPLAY", "wayland")].filter { drivers.contains($0.1) }
-                .map { "\($0.0)=\(env[$0.0] ?? "")" }
+            let named = displays.map { "\($0.variable)=\(env[$0.variable] ?? "")" }
             throw .noDisplay(why + "; " + named.joined(separator: ", "))
         }
     }

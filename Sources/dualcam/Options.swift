@@ -145,13 +145,14 @@ struct OutputFormatOptions: ParsableArguments {
     var canvas: Size { Size(parsing: size) ?? PiPLayout.defaultCanvas }
 
     /// The settings, with the encoder `--encoder` chooses (`hiddenEncoder`, a test knob,
-    /// overrides both) and, for auto, the line that says which and why.
-    func resolvedSettings(hiddenEncoder: String?) -> (VideoEncoderSettings, choice: String?) {
+    /// overrides both); for auto, a line says which and why (unless quiet).
+    func videoSettings(hiddenEncoder: String?, reporting: ReportingOptions) -> VideoEncoderSettings {
         var s = videoSettings(encoder: hiddenEncoder)
-        guard hiddenEncoder == nil, encoder == .auto else { return (s, nil) }
+        guard hiddenEncoder == nil, encoder == .auto else { return s }
         let decision = EncoderChoice.auto(s)
         s.encoder = decision.encoder
-        return (s, decision.explanation)
+        reporting.note(decision.explanation)
+        return s
     }
 
     func videoSettings(encoder: String?) -> VideoEncoderSettings {
@@ -188,11 +189,8 @@ struct EncodingOptions: ParsableArguments {
     @Flag(help: "Show FFmpeg's own warnings.")
     var verbose = false
 
-    /// The video settings, saying which encoder `--encoder auto` chose (unless quiet).
     func videoSettings(reporting: ReportingOptions) -> VideoEncoderSettings {
-        let (settings, choice) = format.resolvedSettings(hiddenEncoder: videoEncoder)
-        if let choice { reporting.note(choice) }
-        return settings
+        format.videoSettings(hiddenEncoder: videoEncoder, reporting: reporting)
     }
 
     var metadata: MovWriter.Metadata {

@@ -85,9 +85,7 @@ struct Record: ParsableCommand {
         options.audioDevice = audio == "none" ? nil : audio
         options.pixelFormat = pixelFormat.map { FourCC($0) }
         options.layout = try outputLayout()
-        let (settings, choice) = format.resolvedSettings(hiddenEncoder: videoEncoder)
-        if let choice { reporting.note(choice) }
-        options.video = settings
+        options.video = format.videoSettings(hiddenEncoder: videoEncoder, reporting: reporting)
         options.video.size = options.layout.canvas
         options.overwrite = overwrite
         options.metadata = metadata.metadata
