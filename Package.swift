@@ -48,6 +48,11 @@ let package = Package(
             providers: [.apt(["libsdl2-dev"])]
         ),
         .systemLibrary(
+            name: "CJPEG",
+            pkgConfig: "libjpeg",
+            providers: [.apt(["libjpeg62-turbo-dev"])]
+        ),
+        .systemLibrary(
             name: "CALSA",
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
@@ -60,7 +65,7 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-O"] + kernelISA)]
                 + (sanitized ? [.define("DUALCAM_SANITIZED")] : [])
         ),
-        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CV4L2", "CALSA", "Compositor"]),
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CJPEG", "CV4L2", "CALSA", "Compositor"]),
         .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor"]),
         // The preview window (SDL2): shows what Pipeline composes, on its own thread.
         .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "MediaIO", "Compositor"]),

@@ -6,7 +6,7 @@
 # Xvfb with xdotool (its tests). Does nothing that is already there.
 set -euo pipefail
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
-          libv4l-dev libasound2-dev ffmpeg alsa-utils
+          libv4l-dev libasound2-dev libjpeg62-turbo-dev ffmpeg alsa-utils
           gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
           qemu-user man-db libsdl2-dev xvfb xdotool)
 missing=()

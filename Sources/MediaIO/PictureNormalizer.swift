@@ -98,6 +98,14 @@ extension MJPEGDecoder {
         let source = JPEGRange.Source(y: y, yStride: Int(f.pointee.linesize.0), u: u, v: v,
                                       chromaStride: Int(f.pointee.linesize.1), chromaFullHeight: fullHeight)
         let matrix = VideoReader.matrix(of: f.pointee.colorspace, height: Int(f.pointee.height))
+        return convert(source, matrix: matrix, into: buffer, output: output, fork: fork)
+    }
+
+    /// Full-range planes to limited-range I420 in `buffer`, re-encoded from `matrix` to
+    /// `output` when that is given, on two threads with `fork` for a picture 540 rows or
+    /// taller. Returns the picture's matrix.
+    static func convert(_ source: JPEGRange.Source, matrix: YCbCrMatrix, into buffer: I420Buffer, output: YCbCrMatrix?,
+                        fork: (fork: ForkJoin, job: JPEGRange.Job)?) -> YCbCrMatrix {
         guard let output, let conversion = ColorConversion.between(matrix, output) else {
             JPEGRange.convertSIMD(source, into: buffer.view)
             return matrix
@@ -124,6 +132,10 @@ public final class MJPEGDecoder {
     private let packet = Packet()
     /// Buffers for the JPEGs sent, a quarter larger than the largest seen yet.
     private var packetBuffers: BufferPool?
+    /// libjpeg-turbo, for the JPEGs webcams send (libavcodec takes the rest).
+    private let planar: JPEGPlanarDecoder
+    /// Decoding and converting at once, when a `ForkJoin` is given.
+    private let banded = BandedJPEGConversion()
     /// The range conversion's halves, when a `ForkJoin` is given.
     private let job = JPEGRange.Job()
     private let frame = Frame()
@@ -141,6 +153,7 @@ public final class MJPEGDecoder {
             throw .unsupportedCodec(path: name, codec: "mjpeg")
         }
         codec = ctx
+        planar = try JPEGPlanarDecoder(name: name)
         ctx.pointer.pointee.thread_count = 1
         ctx.pointer.pointee.lowres = Int32(min(max(shift, 0), Int(c.pointee.max_lowres)))
         // Errors in the entropy-coded data are concealed by default: a camera frame with
@@ -161,6 +174,9 @@ public final class MJPEGDecoder {
         let tail = jpeg.suffix(256)
         guard zip(tail, tail.dropFirst()).contains(where: { $0 == 0xFF && $1 == 0xD9 }) else {
             throw .undecodable(path: name, reason: "truncated JPEG (no end-of-image marker)")
+        }
+        if !convertsWithLibswscale, let matrix = try decodeWebcamJPEG(jpeg, into: buffer, output: output, fork: fork) {
+            return matrix
         }
         // The JPEG goes in a pooled, padded buffer that the decoder references: handed a
         // plain pointer, libavcodec allocated and filled a copy of its own for every frame.
@@ -188,5 +204,29 @@ public final class MJPEGDecoder {
         // Already limited-range I420 of the right size (rare for JPEG): copy it out.
         if converted == nil { buffer.view.copy(from: view) }
         return matrix
+    }
+
+    /// A webcam's JPEG (4:2:2 or 4:2:0 Y'CbCr) through libjpeg-turbo and `JPEGRange`, the
+    /// rows converted as they are decoded when there is a matrix to change and a second
+    /// thread; nil for a JPEG it does not take, or of another size than `buffer`.
+    private func decodeWebcamJPEG(_ jpeg: UnsafeRawBufferPointer, into buffer: I420Buffer, output: YCbCrMatrix?,
+                                  fork: ForkJoin?) throws(MediaError) -> YCbCrMatrix? {
+        guard let picture = try planar.start(jpeg, shift: shift) else { return nil }
+        guard picture.size == buffer.size else {
+            planar.abort()
+            return nil
+        }
+        // JFIF's Y'CbCr is BT.601's, whatever the picture's size.
+        guard let fork, buffer.size.height >= 540, let output, let conversion = ColorConversion.between(.bt601, output) else {
+            for band in 0..<picture.bands { try planar.readBand(band) }
+            try planar.finish()
+            return Self.convert(picture.source, matrix: .bt601, into: buffer, output: output, fork: fork.map { ($0, job) })
+        }
+        banded.prepare(decoder: planar, picture: picture, output: buffer.view, conversion: conversion)
+        fork.run(banded)
+        banded.clear()
+        if let error = banded.error { throw error }
+        try planar.finish()
+        return output
     }
 }

@@ -117,4 +117,82 @@ import Testing
         let scaled = try Decode.frame(stream, index: 4, filter: "scale=320:240:flags=bilinear:out_range=tv", pixelFormat: "yuv420p")
         #expect(psnr(planes(other), scaled) > 30)
     }
+
+    /// One 1920x1080 JPEG of `pixelFormat` (a webcam's size), and the file it is in.
+    func hdJPEG(_ dir: TempDir, _ name: String, pixelFormat: String) throws -> (path: String, jpeg: [UInt8]) {
+        let path = dir.path("\(name).jpg")
+        try makeClip(path, ["-f", "lavfi", "-i", "testsrc2=s=1920x1080,noise=alls=8:allf=t", "-frames:v", "1",
+                            "-c:v", "mjpeg", "-pix_fmt", pixelFormat, "-q:v", "4"])
+        return (path, [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    /// A 1080p JPEG is converted band by band on a second thread while it is decoded: the
+    /// picture must be the one decoding it whole and converting it after gives, to the bit,
+    /// for both of the samplings webcams send; and close to ffmpeg's own decoding.
+    @Test func convertingWhileDecodingGivesTheWholeDecodesPicture() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let fork = ForkJoin(name: "test-convert")
+        for format in ["yuvj422p", "yuvj420p"] {
+            let (path, jpeg) = try hdJPEG(dir, format, pixelFormat: format)
+            let size = Size(width: 1920, height: 1080)
+            let banded = I420Buffer(size: size), whole = I420Buffer(size: size)
+            let decoder = try MJPEGDecoder(name: "camera")
+            for _ in 0..<3 {  // and again, the same decoder and planes reused
+                #expect(try jpeg.withUnsafeBytes { try decoder.decode($0, into: banded, output: .bt709, fork: fork) } == .bt709)
+            }
+            _ = try jpeg.withUnsafeBytes { try decoder.decode($0, into: whole, output: .bt709) }
+            #expect(planes(banded) == planes(whole), "\(format): converted while decoding differs")
+            let reference = try Decode.frame(path, index: 0, filter: "scale=out_range=tv:in_color_matrix=bt601:out_color_matrix=bt709",
+                                             pixelFormat: "yuv420p")
+            let p = psnr(planes(banded), reference)
+            #expect(p > 40, "\(format): \(p) dB against ffmpeg")
+        }
+    }
+
+    /// What a camera's USB transfer can do to a JPEG, through the decoder that converts while
+    /// it decodes: garbled data and a JPEG cut short whose buffer still holds an older one's
+    /// tail (so it does end with an end-of-image marker) are errors, and the next good JPEG
+    /// decodes; a few bytes of padding before the end marker, which many webcams add, are not.
+    @Test func damagedJPEGsAreRefusedAndPaddingIsNot() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let (_, good) = try hdJPEG(dir, "good", pixelFormat: "yuvj422p")
+        let (_, older) = try hdJPEG(dir, "older", pixelFormat: "yuvj420p")
+        let fork = ForkJoin(name: "test-convert")
+        let decoder = try MJPEGDecoder(name: "camera")
+        let size = Size(width: 1920, height: 1080)
+        let buffer = I420Buffer(size: size), expected = I420Buffer(size: size)
+        _ = try good.withUnsafeBytes { try decoder.decode($0, into: expected, output: .bt709, fork: fork) }
+
+        var garbled = good
+        for i in (good.count / 2)..<(good.count / 2 + 400) { garbled[i] = garbled[i] == 0xFF ? 0 : UInt8(truncatingIfNeeded: i &* 37) | 0x80 }
+        let cut = good.count * 3 / 5
+        let stale = Array(good.prefix(cut)) + Array(older.suffix(from: min(cut, older.count - 2000)))
+        for (name, damaged) in [("garbled", garbled), ("cut short over an older tail", stale)] {
+            #expect(throws: MediaError.self, "\(name)") {
+                _ = try damaged.withUnsafeBytes { try decoder.decode($0, into: buffer, output: .bt709, fork: fork) }
+            }
+            _ = try good.withUnsafeBytes { try decoder.decode($0, into: buffer, output: .bt709, fork: fork) }
+            #expect(planes(buffer) == planes(expected), "the JPEG after a \(name) one")
+        }
+        // Two bytes of padding before the end-of-image marker.
+        let padded = Array(good.dropLast(2)) + [0x00, 0x00, 0xFF, 0xD9]
+        _ = try padded.withUnsafeBytes { try decoder.decode($0, into: buffer, output: .bt709, fork: fork) }
+        #expect(planes(buffer) == planes(expected), "padding changed the picture")
+    }
+
+    /// JPEGs webcams do not send (4:4:4, greyscale) are left to libavcodec, and still right.
+    @Test func otherSamplingsAreStillDecoded() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        for format in ["yuvj444p", "gray"] {
+            let (path, jpeg) = try hdJPEG(dir, format, pixelFormat: format)
+            let buffer = I420Buffer(size: Size(width: 1920, height: 1080))
+            _ = try jpeg.withUnsafeBytes { try MJPEGDecoder(name: "camera").decode($0, into: buffer) }
+            let reference = try Decode.frame(path, index: 0, filter: "scale=out_range=tv", pixelFormat: "yuv420p")
+            let p = psnr(planes(buffer), reference)
+            #expect(p > 40, "\(format): \(p) dB")
+        }
+    }
 }
