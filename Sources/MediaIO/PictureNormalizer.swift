@@ -125,8 +125,9 @@ extension MJPEGDecoder {
 }
 
 /// Decodes camera MJPEG buffers (one JPEG each) into limited-range I420, at full size or,
-/// with `shift`, at 1/2^shift (libavcodec's `lowres`: the IDCT makes the smaller picture
-/// directly, for a fraction of the work).
+/// with `shift`, at 1/2^shift (the IDCT makes the smaller picture directly, for a fraction
+/// of the work). What webcams send goes to libjpeg-turbo (`JPEGPlanarDecoder`), anything
+/// else to libavcodec (`lowres`).
 public final class MJPEGDecoder {
     private let codec: CodecContext
     private let packet = Packet()
