@@ -16,18 +16,7 @@ static unsigned char planes[3][MAX_WIDTH * MAX_ROWS];
 int main(void) {
     unsigned char *jpeg[JPEGS];
     long size[JPEGS];
-    for (int i = 0; i < JPEGS; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "j%d.jpg", i + 1);
-        FILE *f = fopen(name, "rb");
-        if (!f) { perror(name); return 1; }
-        fseek(f, 0, SEEK_END);
-        size[i] = ftell(f);
-        rewind(f);
-        jpeg[i] = malloc(size[i]);
-        if (fread(jpeg[i], 1, size[i], f) != (size_t)size[i]) { perror(name); return 1; }
-        fclose(f);
-    }
+    if (loadJPEGs(jpeg, size, JPEGS, 0)) return 1;
     struct jpeg_decompress_struct cinfo;
     struct jpeg_error_mgr errors;
     cinfo.err = jpeg_std_error(&errors);

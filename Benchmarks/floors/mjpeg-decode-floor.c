@@ -12,20 +12,9 @@
 enum { JPEGS = 8, WARMUP = 20, DECODES = 400 };
 
 int main(void) {
-    uint8_t *jpeg[JPEGS];
+    unsigned char *jpeg[JPEGS];
     long size[JPEGS];
-    for (int i = 0; i < JPEGS; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "j%d.jpg", i + 1);
-        FILE *f = fopen(name, "rb");
-        if (!f) { perror(name); return 1; }
-        fseek(f, 0, SEEK_END);
-        size[i] = ftell(f);
-        rewind(f);
-        jpeg[i] = calloc(1, size[i] + AV_INPUT_BUFFER_PADDING_SIZE);
-        if (fread(jpeg[i], 1, size[i], f) != (size_t)size[i]) { perror(name); return 1; }
-        fclose(f);
-    }
+    if (loadJPEGs(jpeg, size, JPEGS, AV_INPUT_BUFFER_PADDING_SIZE)) return 1;
     const AVCodec *codec = avcodec_find_decoder(AV_CODEC_ID_MJPEG);
     AVCodecContext *context = avcodec_alloc_context3(codec);
     context->thread_count = 1;
