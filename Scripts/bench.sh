@@ -55,8 +55,8 @@ if [ -n "$bad" ]; then echo "bench: allocations in a measured loop:" >&2; echo "
 echo "bench: $rows benchmarks, zero mallocs per iteration in every percentile"
 
 # The product's paths, source buffers to the encoder's frame: no frame-sized (large)
-# allocation per frame, on any of them (the MJPEG paths included: the JPEG goes to
-# libavcodec in a pooled buffer it references instead of copying).
+# allocation per frame, on any of them (the MJPEG paths included: libjpeg-turbo reads the
+# camera's buffer in place and decodes into planes it keeps).
 swift package --package-path Benchmarks benchmark --target PathBenchmarks --no-progress | tee "$out"
 bad=$(awk -F'│' '/^path / { name = $0 } /Malloc \(large\)/ { for (i = 3; i < NF - 1; i++) if ($i + 0 != 0) { print name ": " $0; break } }' "$out")
 rows=$(awk '/^path / { name = $0 } /Malloc \(large\)/' "$out" | wc -l)
