@@ -70,7 +70,7 @@ static inline void dc_jpeg_destroy(dc_jpeg *d) {
  * whole blocks, and rows per jpeg_read_raw_data call. */
 typedef struct dc_jpeg_layout {
     int width, height, components, ycbcr;
-    int h_samp[3], v_samp[3], plane_width[3], plane_rows[3], band_rows[3];
+    int plane_width[3], plane_rows[3], band_rows[3];
 } dc_jpeg_layout;
 
 /* Reads the header and starts a raw (planar, not upsampled) decode at 1/2^shift. */
@@ -91,8 +91,6 @@ static inline int dc_jpeg_start(dc_jpeg *d, const uint8_t *jpeg, size_t size, in
     out->ycbcr = d->cinfo.jpeg_color_space == JCS_YCbCr;
     for (int c = 0; c < 3 && c < d->cinfo.num_components; c++) {
         jpeg_component_info *k = &d->cinfo.comp_info[c];
-        out->h_samp[c] = k->h_samp_factor;
-        out->v_samp[c] = k->v_samp_factor;
         out->plane_width[c] = (int)k->width_in_blocks * k->DCT_scaled_size;
         out->band_rows[c] = k->v_samp_factor * k->DCT_scaled_size;
         out->plane_rows[c] = (int)d->cinfo.total_iMCU_rows * out->band_rows[c];

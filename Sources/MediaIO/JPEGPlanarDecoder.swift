@@ -51,7 +51,6 @@ final class JPEGPlanarDecoder {
             return nil
         }
         ensurePlanes(layout)
-        bases = planes.map { $0.baseAddress!.assumingMemoryBound(to: UInt8.self) }
         let source = JPEGRange.Source(y: UnsafePointer(bases[0]!), yStride: Int(strides[0]), u: UnsafePointer(bases[1]!),
                                       v: UnsafePointer(bases[2]!), chromaStride: Int(strides[1]),
                                       chromaFullHeight: layout.band_rows.0 == layout.band_rows.1)
@@ -73,12 +72,11 @@ final class JPEGPlanarDecoder {
 
     func abort() { dc_jpeg_abort(state) }
 
-    /// The whole picture at 1/2^shift, valid until the next call; nil as `start` says.
-    func decode(_ jpeg: UnsafeRawBufferPointer, shift: Int) throws(MediaError) -> Picture? {
-        guard let picture = try start(jpeg, shift: shift) else { return nil }
+    /// Decodes every band of `picture` and finishes: for a caller with nothing to do
+    /// between bands.
+    func readAll(_ picture: Picture) throws(MediaError) {
         for band in 0..<picture.bands { try readBand(band) }
         try finish()
-        return picture
     }
 
     /// Luma at twice the chroma's width, and at the chroma's height (4:2:2) or twice it
@@ -92,13 +90,18 @@ final class JPEGPlanarDecoder {
         return l.band_rows.0 == l.band_rows.1 || l.band_rows.0 == 2 * l.band_rows.1
     }
 
+    /// The planes' size, from the layout: reallocated only when it changes (a camera that
+    /// changed its size or role), so a frame allocates nothing here.
     private func ensurePlanes(_ l: dc_jpeg_layout) {
-        let widths = [l.plane_width.0, l.plane_width.1, l.plane_width.2], rows = [l.plane_rows.0, l.plane_rows.1, l.plane_rows.2]
         let a = I420Buffer.rowAlignment
-        let wanted = (0..<3).map { Int32((Int(widths[$0]) + a - 1) / a * a) }
-        if wanted == strides, (0..<3).allSatisfy({ planes[$0].count >= Int(wanted[$0]) * Int(rows[$0]) }) { return }
+        func stride(_ width: Int32) -> Int32 { Int32((Int(width) + a - 1) / a * a) }
+        let wanted = (stride(l.plane_width.0), stride(l.plane_width.1), stride(l.plane_width.2))
+        let bytes = (Int(wanted.0) * Int(l.plane_rows.0), Int(wanted.1) * Int(l.plane_rows.1), Int(wanted.2) * Int(l.plane_rows.2))
+        if strides.count == 3, wanted == (strides[0], strides[1], strides[2]),
+           planes[0].count >= bytes.0, planes[1].count >= bytes.1, planes[2].count >= bytes.2 { return }
         for p in planes { p.deallocate() }
-        strides = wanted
-        planes = (0..<3).map { .allocate(byteCount: Int(wanted[$0]) * Int(rows[$0]), alignment: a) }
+        strides = [wanted.0, wanted.1, wanted.2]
+        planes = [bytes.0, bytes.1, bytes.2].map { .allocate(byteCount: $0, alignment: a) }
+        bases = planes.map { $0.baseAddress!.assumingMemoryBound(to: UInt8.self) }
     }
 }

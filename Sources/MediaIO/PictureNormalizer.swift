@@ -219,9 +219,9 @@ public final class MJPEGDecoder {
         }
         // JFIF's Y'CbCr is BT.601's, whatever the picture's size.
         guard let fork, buffer.size.height >= 540, let output, let conversion = ColorConversion.between(.bt601, output) else {
-            for band in 0..<picture.bands { try planar.readBand(band) }
-            try planar.finish()
-            return Self.convert(picture.source, matrix: .bt601, into: buffer, output: output, fork: fork.map { ($0, job) })
+            // What is left is too small to share, or has no matrix to change: one thread.
+            try planar.readAll(picture)
+            return Self.convert(picture.source, matrix: .bt601, into: buffer, output: output, fork: nil)
         }
         banded.prepare(decoder: planar, picture: picture, output: buffer.view, conversion: conversion)
         fork.run(banded)
