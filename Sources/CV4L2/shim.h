@@ -52,6 +52,27 @@ static inline unsigned long dc_VIDIOC_STREAMON(void) { return VIDIOC_STREAMON; }
 static inline unsigned long dc_VIDIOC_STREAMOFF(void) { return VIDIOC_STREAMOFF; }
 static inline unsigned long dc_VIDIOC_S_CTRL(void) { return VIDIOC_S_CTRL; }
 static inline unsigned long dc_VIDIOC_G_CTRL(void) { return VIDIOC_G_CTRL; }
+static inline unsigned long dc_VIDIOC_QUERYCTRL(void) { return VIDIOC_QUERYCTRL; }
+static inline uint32_t dc_V4L2_CTRL_FLAG_NEXT_CTRL(void) { return V4L2_CTRL_FLAG_NEXT_CTRL; }
+
+/* A menu entry's name (menus) or value (integer menus): the union in v4l2_querymenu is
+ * packed, which Swift does not import. 0, or -errno. */
+#include <string.h>
+static inline int dc_querymenu(int fd, int through_libv4l2, uint32_t id, uint32_t index,
+                               char *name, size_t length, int64_t *value) {
+    struct v4l2_querymenu m;
+    memset(&m, 0, sizeof m);
+    m.id = id;
+    m.index = index;
+    int rc;
+    do {
+        rc = through_libv4l2 ? v4l2_ioctl(fd, VIDIOC_QUERYMENU, &m) : ioctl(fd, VIDIOC_QUERYMENU, &m);
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0) return -errno;
+    if (name && length) snprintf(name, length, "%s", (const char *)m.name);
+    if (value) *value = m.value;
+    return 0;
+}
 
 /* v4l2_fourcc() codes. */
 static inline uint32_t dc_V4L2_PIX_FMT_YUYV(void) { return V4L2_PIX_FMT_YUYV; }

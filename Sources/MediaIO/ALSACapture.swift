@@ -50,8 +50,14 @@ public final class ALSACapture {
         self.device = device
         dc_snd_quiet()
         var handle: OpaquePointer?
-        let rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_CAPTURE, 0)
-        guard rc >= 0, let handle else { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(rc))) }
+        // A blocking open of a device another program holds waits until it lets go: opened
+        // without waiting, a busy one is said at once, with who holds it.
+        let rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)
+        guard rc >= 0, let handle else {
+            if rc == -EBUSY { throw .cannotOpen(path: device, reason: Self.busyReason(device)) }
+            throw .cannotOpen(path: device, reason: String(cString: snd_strerror(rc)))
+        }
+        snd_pcm_nonblock(handle, 0)
         pcm = handle
         let format: (alsa: snd_pcm_format_t, av: AVSampleFormat, bytes: Int, name: String)
         do { format = try configure(handle) } catch {
@@ -71,6 +77,13 @@ public final class ALSACapture {
         }
         kernelStamps = Self.enableMonotonicStamps(handle)
         if snd_pcm_status_malloc(&status) < 0 { status = nil }
+    }
+
+    /// "busy: pipewire (pid 812) has it open; ...": a desktop's sound server holds its cards
+    /// and shares them through ALSA's `default`.
+    static func busyReason(_ device: String) -> String {
+        let holder = ALSADevices.holder(of: device).map { "\($0) has it open" } ?? "another program has it open"
+        return "busy: \(holder); --audio default records through the sound server, which shares the device"
     }
 
     /// Sets the hardware parameters: 48 kHz 16-bit stereo (or mono) when the device has

@@ -44,6 +44,17 @@ public enum ALSADevices {
         return result
     }
 
+    /// ALSA's `default` capture device (on a PipeWire or PulseAudio desktop, the sound
+    /// server), or why it cannot be opened.
+    public static func defaultDevice() -> (AudioDeviceInfo?, String?) {
+        dc_snd_quiet()
+        var pcm: OpaquePointer?
+        let rc = snd_pcm_open(&pcm, "default", SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)
+        guard rc >= 0, let pcm else { return (nil, String(cString: snd_strerror(rc))) }
+        snd_pcm_close(pcm)
+        return (describe("default", card: "default", name: "the system's default"), nil)
+    }
+
     /// Opens the device without waiting (a busy one is reported as such) and reads the
     /// ranges its hardware parameters allow.
     static func describe(_ device: String, card: String, name: String) -> AudioDeviceInfo {
@@ -72,5 +83,36 @@ public enum ALSADevices {
             info.formats.append(String(cString: snd_pcm_format_name(f)))
         }
         return info
+    }
+
+    /// The card and device a `hw:`/`plughw:` name points at (`hw:1,0`, `hw:Loopback,1,0`,
+    /// `plughw:CARD=C920,DEV=0`), or nil for other names.
+    static func cardAndDevice(_ name: String) -> (card: Int32, device: Int)? {
+        guard let colon = name.firstIndex(of: ":"), ["hw", "plughw"].contains(String(name[..<colon])) else { return nil }
+        let parts = name[name.index(after: colon)...].split(separator: ",").map { part -> String in
+            let p = String(part)
+            return p.contains("=") ? String(p.split(separator: "=", maxSplits: 1).last ?? "") : p
+        }
+        guard let first = parts.first else { return nil }
+        let card = snd_card_get_index(first)
+        guard card >= 0 else { return nil }
+        return (card, parts.count > 1 ? Int(parts[1]) ?? 0 : 0)
+    }
+
+    /// Who has a capture device open, as the kernel tells (`/proc/asound`): "pipewire (pid 812)".
+    public static func holder(of name: String) -> String? {
+        guard let (card, device) = cardAndDevice(name) else { return nil }
+        let folder = "/proc/asound/card\(card)/pcm\(device)c"
+        let subs = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("sub") }.sorted()
+        for sub in subs {
+            guard let status = try? String(contentsOfFile: "\(folder)/\(sub)/status", encoding: .utf8) else { continue }
+            for line in status.split(separator: "\n") where line.hasPrefix("owner_pid") {
+                guard let pid = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else { continue }
+                let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                return "\(command ?? "a program") (pid \(pid))"
+            }
+        }
+        return nil
     }
 }

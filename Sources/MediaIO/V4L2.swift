@@ -56,6 +56,11 @@ public struct CaptureDeviceInfo: Sendable, Codable {
         public var width: Int
         public var height: Int
         public var framesPerSecond: [Double]
+        public init(width: Int, height: Int, framesPerSecond: [Double]) {
+            self.width = width
+            self.height = height
+            self.framesPerSecond = framesPerSecond
+        }
     }
     public struct Format: Sendable, Codable {
         public var fourcc: String
@@ -74,12 +79,15 @@ public struct CaptureDeviceInfo: Sendable, Codable {
     public var driver: String
     public var bus: String
     public var formats: [Format]
-    public init(path: String, card: String, driver: String, bus: String, formats: [Format]) {
+    /// Its controls with their current values (`dualcam controls` and `--control` set them).
+    public var controls: [CameraControl]
+    public init(path: String, card: String, driver: String, bus: String, formats: [Format], controls: [CameraControl] = []) {
         self.path = path
         self.card = card
         self.driver = driver
         self.bus = bus
         self.formats = formats
+        self.controls = controls
     }
 }
 
@@ -274,7 +282,8 @@ public final class V4L2Device {
             guard let device = try? V4L2Device(path: path), let caps = try? device.capabilities(), caps.canCapture
             else { continue }
             result.append(CaptureDeviceInfo(path: path, card: caps.card, driver: caps.driver, bus: caps.bus,
-                                            formats: withFormats ? (try? device.formats()) ?? [] : []))
+                                            formats: withFormats ? (try? device.formats()) ?? [] : [],
+                                            controls: withFormats ? device.controls() : []))
         }
         return result
     }

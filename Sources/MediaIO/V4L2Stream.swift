@@ -38,6 +38,8 @@ public struct CapturedBuffer {
     /// The driver says the frame is damaged (`V4L2_BUF_FLAG_ERROR`: a torn or lost transfer).
     public var isDamaged: Bool
     public var timing: Timing
+    /// Seconds on CLOCK_MONOTONIC when the buffer was dequeued.
+    public var dequeuedAt: Double
 
     /// What the driver's stamp stands for.
     public struct Timing: Equatable, Sendable {
@@ -187,15 +189,16 @@ extension V4L2Device {
                 monotonic: b.flags & UInt32(V4L2_BUF_FLAG_TIMESTAMP_MASK) == UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC),
                 startOfExposure: b.flags & UInt32(V4L2_BUF_FLAG_TSTAMP_SRC_MASK) == UInt32(V4L2_BUF_FLAG_TSTAMP_SRC_SOE))
             let stamp = Double(b.timestamp.tv_sec) + Double(b.timestamp.tv_usec) / 1e6
+            let now = monotonicNow()
             return CapturedBuffer(index: i, bytes: UnsafeRawBufferPointer(start: m.pointer + start,
                                                                           count: max(0, min(used - start, m.length - start))),
-                                  timestamp: timing.monotonic ? stamp : monotonicNow(), sequence: b.sequence,
-                                  isDamaged: b.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0, timing: timing)
+                                  timestamp: timing.monotonic ? stamp : now, sequence: b.sequence,
+                                  isDamaged: b.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0, timing: timing, dequeuedAt: now)
         }
     }
 
     public func requeue(_ buffer: CapturedBuffer) throws(V4L2Error) {
-        try withBuffer(index: UInt32(buffer.index)) { (b: inout v4l2_buffer) throws(V4L2Error) in
+        _ = try withBuffer(index: UInt32(buffer.index)) { (b: inout v4l2_buffer) throws(V4L2Error) in
             try ioctl(dc_VIDIOC_QBUF(), "VIDIOC_QBUF", &b)
         }
     }

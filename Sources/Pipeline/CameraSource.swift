@@ -14,8 +14,8 @@ import Glibc
 /// reopened with the format it had (`.away` until then).
 final class CameraSource: LiveSource, @unchecked Sendable {
     let path: String
-    let size: Size
-    let fps: Double
+    let request: FormatNegotiation.Request
+    var fps: Double { request.framesPerSecond }
     private let log: (String) -> Void
     private var device: V4L2Device?
     private(set) var devicePath: String
@@ -34,6 +34,9 @@ final class CameraSource: LiveSource, @unchecked Sendable {
         var damaged = 0
         var sequenceGaps = 0
         var reopened = 0
+        /// Buffers whose driver stamp was not believed (after their dequeue, or long before
+        /// it): timed by their dequeue instead.
+        var untrustedStamps = 0
     }
     var counts: Counters { counters.withLock { $0 } }
 
@@ -46,14 +49,28 @@ final class CameraSource: LiveSource, @unchecked Sendable {
     static let preference: [FourCC] = [.yuyv, .uyvy, .nv12, .yu12, .mjpeg]
 
     private let only: FourCC?
+    /// Why the format was chosen (what was passed over for its frame rate), once open.
+    private(set) var choiceNote: (text: String, isWarning: Bool)?
+    /// Set once a stamp of this camera is found untrustworthy: from then on its frames are
+    /// timed by when they are dequeued.
+    private var stampsDistrusted = false
+    private var rateWatch: DeliveryRateWatch
 
-    init(path: String, size: Size, fps: Double, only: FourCC? = nil, log: @escaping (String) -> Void) {
+    /// Controls given for this camera's role on the command line; they take precedence over
+    /// the ones saved for it in `store`.
+    private let controls: [ControlSetting]
+    private let store: ControlStore?
+
+    init(path: String, request: FormatNegotiation.Request, only: FourCC? = nil, controls: [ControlSetting] = [],
+         store: ControlStore? = nil, log: @escaping (String) -> Void) {
         self.only = only
+        self.controls = controls
+        self.store = store
         self.path = path
         self.devicePath = path
-        self.size = size
-        self.fps = fps
+        self.request = request
         self.log = log
+        rateWatch = DeliveryRateWatch(asked: request.framesPerSecond)
         super.init(name: path)
     }
 
@@ -71,15 +88,30 @@ final class CameraSource: LiveSource, @unchecked Sendable {
         guard !candidates.isEmpty else {
             throw V4L2Error(device: path, operation: "find a usable pixel format (has \(offered.map(\.fourcc)))", code: EINVAL)
         }
-        let negotiation = FormatNegotiation(
-            device: path, formats: candidates, requested: size,
-            smallerSizes: offered.flatMap { $0.modes }.map { Size(width: $0.width, height: $0.height) })
-        let f = try negotiation.run(log: log) { (choice) throws(V4L2Error) -> FormatNegotiation.Outcome<StreamFormat> in
+        let negotiation = FormatNegotiation(device: path, formats: candidates, offered: offered, request: request)
+        let fps = fps
+        let (f, choice) = try negotiation.run(log: log) { (choice) throws(V4L2Error) -> FormatNegotiation.Outcome<StreamFormat> in
             try Self.start(device, choice.fourcc, choice.size, fps: fps)
         }
+        choiceNote = negotiation.explanation(of: choice, rate: f.framesPerSecond)
         attach(device, path: path, stream: f)
         identity = CameraIdentity(bus: caps.bus, card: caps.card, driver: caps.driver)
+        applyControls(device)
         setFormat(f.description)
+    }
+
+    /// Writes the saved controls and those given for this camera, each failure in a line of
+    /// its own: a control is never worth a recording.
+    private func applyControls(_ device: V4L2Device) {
+        let saved = identity.map { store?.saved(for: $0) ?? [] } ?? []
+        let wanted = ControlStore.merged(saved, controls)
+        guard !wanted.isEmpty else { return }
+        let (applied, failures) = device.apply(wanted)
+        for failure in failures { log("\(name): control \(failure)") }
+        if !applied.isEmpty {
+            let text = applied.map { s in s.description + (controls.contains { $0.name == s.name } ? "" : " (saved)") }
+            log("\(name): controls set: \(text.joined(separator: ", "))")
+        }
     }
 
     /// The wanted formats the camera has natively, in order; failing that, those libv4l2
@@ -164,11 +196,31 @@ final class CameraSource: LiveSource, @unchecked Sendable {
                 continue
             }
             let period = 1 / (stream.framesPerSecond > 0 ? stream.framesPerSecond : fps)
+            let (stamp, timing) = trustedStamp(buffer)
             published(frame.frame, timestamp: CaptureTiming.middleOfExposure(
-                stamp: buffer.timestamp, timing: buffer.timing, exposure: exposure, framePeriod: period),
-                      matrix: maker.matrix, shift: frame.shift, latencyOrigin: buffer.timestamp)
+                stamp: stamp, timing: timing, exposure: exposure, framePeriod: period),
+                      matrix: maker.matrix, shift: frame.shift, latencyOrigin: stamp)
+            if let slow = rateWatch.delivered(at: buffer.dequeuedAt) {
+                log(String(format: "%@ delivers %.1f fps, under the %@ fps asked: pictures repeat "
+                           + "(a webcam lengthens its exposure in low light: more light, or a fixed exposure with "
+                           + "--control, keeps its rate)", name, slow, FormatNegotiation.rateText(fps)))
+            }
         }
         Self.claimed.withLock { _ = $0.remove(devicePath) }
+    }
+
+    /// The buffer's stamp when it can be believed, else its dequeue time. A stamp after the
+    /// buffer was dequeued is in the future (vivid stamps the nominal end of a frame it has
+    /// not finished), and one more than a second before it is from another clock or a
+    /// stalled driver: either would make latency negative or put the picture off the sound.
+    private func trustedStamp(_ buffer: CapturedBuffer) -> (Double, CapturedBuffer.Timing) {
+        if !stampsDistrusted, let doubt = CaptureTiming.distrust(stamp: buffer.timestamp, dequeuedAt: buffer.dequeuedAt) {
+            stampsDistrusted = true
+            log("\(name): its buffer timestamps \(doubt): frames are timed by when they arrive")
+        }
+        guard stampsDistrusted else { return (buffer.timestamp, buffer.timing) }
+        counters.withLock { $0.untrustedStamps += 1 }
+        return (buffer.dequeuedAt, CapturedBuffer.Timing(monotonic: true, startOfExposure: false))
     }
 
     /// The buffer as an I420 frame of the exchange's, or nil when it is damaged (flagged by
@@ -196,6 +248,8 @@ final class CameraSource: LiveSource, @unchecked Sendable {
               case let .started(f)? = try? Self.start(device, old.fourcc, Size(width: old.width, height: old.height), fps: fps)
         else { return false }
         attach(device, path: found.path, stream: f)
+        // A camera plugged back in has its defaults again.
+        applyControls(device)
         counters.withLock { $0.reopened += 1 }
         log(String(format: "%@: camera back as %@ (%@) at %.2f s on the monotonic clock",
                    name, found.path, f.description, monotonicNow()))

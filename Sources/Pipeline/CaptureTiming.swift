@@ -19,3 +19,59 @@ enum CaptureTiming {
         return stamp - length / 2
     }
 }
+
+extension CaptureTiming {
+    /// A stamp this far before its buffer was dequeued is not the frame's (another clock, a
+    /// driver that stalled): at 5 fps with four buffers queued a true one is under a second old.
+    static let oldestBelievable = 1.0
+
+    /// Why a driver's monotonic stamp cannot be the frame's, or nil when it can.
+    static func distrust(stamp: Double, dequeuedAt: Double) -> String? {
+        if stamp > dequeuedAt + 0.0005 {
+            return String(format: "lie %.1f ms after the buffer was received", (stamp - dequeuedAt) * 1000)
+        }
+        if stamp < dequeuedAt - oldestBelievable {
+            return String(format: "lie %.1f s before the buffer was received", dequeuedAt - stamp)
+        }
+        return nil
+    }
+}
+
+/// Tells once when a camera delivers well under the asked rate for a few seconds (a webcam
+/// lengthening its exposure in low light, a bus that is short of bandwidth): the first
+/// window after a start or a gap is left out, as it holds the camera's start-up.
+struct DeliveryRateWatch {
+    static let window = 3.0
+    /// Under this share of the asked rate is worth telling.
+    static let tellBelow = 0.85
+    let asked: Double
+    private var windowStart: Double?
+    private var lastFrame = 0.0
+    private var frames = 0
+    private var windowsEnded = 0
+    private var told = false
+
+    init(asked: Double) { self.asked = asked }
+
+    /// Counts a picture that arrived at `time`; the rate delivered, once, when it is too low.
+    mutating func delivered(at time: Double) -> Double? {
+        guard !told else { return nil }
+        defer { lastFrame = time }
+        guard let start = windowStart, time - lastFrame < Self.window else {
+            windowStart = time
+            frames = 0
+            windowsEnded = 0
+            return nil
+        }
+        frames += 1
+        let elapsed = time - start
+        guard elapsed >= Self.window else { return nil }
+        let rate = Double(frames) / elapsed
+        windowStart = time
+        frames = 0
+        windowsEnded += 1
+        guard windowsEnded > 1, rate < asked * Self.tellBelow else { return nil }
+        told = true
+        return rate
+    }
+}

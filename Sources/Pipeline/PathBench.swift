@@ -155,7 +155,7 @@ public struct PathBench {
         init(copies: [[UInt8]]) {
             buffers = copies.map { bytes in
                 let b = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 64)
-                b.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: bytes.count))
+                bytes.withUnsafeBytes { b.copyMemory(from: $0) }
                 return b
             }
         }

@@ -9,18 +9,37 @@ public struct RecordOptions: Sendable {
     public var front: String?
     public var output: String
     public var duration: Double?
-    public var capture = Size(width: 1280, height: 720)
+    /// The size asked of the cameras: the output's by default, so the main picture is not
+    /// scaled up. `captureGiven`: the user asked for it, and it is kept even when slow.
+    public var capture = Size(width: 1920, height: 1080)
+    public var captureGiven = false
     public var framesPerSecond = 30.0
     public var swap = false
-    /// An ALSA capture device (`hw:1`, `default`), or nil for a silent track.
-    public var audioDevice: String?
+    public var audio = AudioInput.systemDefault
     /// Use only this pixel format (e.g. MJPEG on a bus too slow for two uncompressed streams).
     public var pixelFormat: FourCC?
     public var layout = PiPLayout()
     public var video = VideoEncoderSettings()
     public var overwrite = false
     public var metadata = MovWriter.Metadata()
+    /// Camera controls to set when each camera opens (`--control back:brightness=200`).
+    public var backControls: [ControlSetting] = []
+    public var frontControls: [ControlSetting] = []
+    /// Controls saved per camera, applied when it opens; nil applies none.
+    public var controlStore: ControlStore? = ControlStore.standard()
     public init(output: String) { self.output = output }
+}
+
+/// Where the sound comes from.
+public enum AudioInput: Sendable, Equatable {
+    /// A silent track.
+    case none
+    /// The system's default capture device: ALSA's `default`, which on a PipeWire or
+    /// PulseAudio desktop is the sound server (shared with every other program); when that
+    /// cannot be opened, the first capture device there is; a silent track when there is none.
+    case systemDefault
+    /// This ALSA device (`hw:1`, `plughw:CARD=C920`, `pipewire`), or fail.
+    case device(String)
 }
 
 public struct RecordSummary: Sendable, Codable {
@@ -43,6 +62,9 @@ public struct RecordSummary: Sendable, Codable {
     public var cameraDamagedFrames: Int
     /// Times a camera that had gone (unplugged) was found and reopened.
     public var cameraReopened: Int
+    /// Camera buffers whose driver stamp lay after they were received (or long before):
+    /// timed by when they arrived instead, so latency is never negative.
+    public var cameraUntrustedStamps: Int
     /// Output frames whose main picture took the inset where it was captured, with no copy.
     public var composedInPlace: Int
     /// Output frames that repeat the previous picture because the encoder was a whole
@@ -111,11 +133,13 @@ public final class Recorder {
 
     public init(options: RecordOptions) { self.options = options }
 
-    func makeSource(_ spec: String) -> LiveSource {
+    func makeSource(_ spec: String, controls: [ControlSetting]) -> LiveSource {
         var st = stat()
         if stat(spec, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { return FileSource(path: spec) }
-        return CameraSource(path: spec, size: options.capture, fps: options.framesPerSecond,
-                            only: options.pixelFormat, log: log)
+        let request = FormatNegotiation.Request(size: options.capture, framesPerSecond: options.framesPerSecond,
+                                                sizeGiven: options.captureGiven)
+        return CameraSource(path: spec, request: request, only: options.pixelFormat, controls: controls,
+                            store: options.controlStore, log: log)
     }
 
     /// What the loop that fills the slots counted.
@@ -167,27 +191,57 @@ public final class Recorder {
     }
 
     private func openAudio() throws(RecordError) -> LiveAudio? {
-        guard let device = options.audioDevice else { return nil }
         let live: LiveAudio
-        do { live = try LiveAudio(device: device) } catch { throw .media(error) }
+        switch options.audio {
+        case .none: return nil
+        case let .device(device):
+            do { live = try LiveAudio(device: device) } catch { throw .media(error) }
+        case .systemDefault:
+            guard let found = openDefaultAudio() else { return nil }
+            live = found
+        }
         let f = live.capture.deviceFormat
-        log("\(device): \(f)" + (live.capture.converts ? ", converted to 48 kHz \(live.capture.channels == 1 ? "mono" : "stereo")" : ""))
+        log("\(live.capture.device): \(f)" + (live.capture.converts ? ", converted to 48 kHz \(live.capture.channels == 1 ? "mono" : "stereo")" : ""))
         return live
+    }
+
+    /// ALSA's `default`, else the first capture device that opens; nil (having said so in
+    /// one line) when there is none: the recording goes on with a silent track.
+    private func openDefaultAudio() -> LiveAudio? {
+        let why: String
+        do { return try LiveAudio(device: "default") } catch {
+            if case let .cannotOpen(_, reason) = error { why = reason } else { why = error.description }
+        }
+        var tried: [String] = []
+        for d in ALSADevices.list() where !d.busy {
+            if let live = try? LiveAudio(device: d.device) {
+                event("microphone: ALSA's default device cannot be opened (\(why)): recording \(d.device) (\(d.card))")
+                return live
+            }
+            tried.append(d.device)
+        }
+        let others = tried.isEmpty ? "no other capture device" : "nor can \(tried.joined(separator: ", "))"
+        event("no microphone: ALSA's default device cannot be opened (\(why)) and \(others): "
+              + "recording a silent track (--audio DEVICE picks one; `dualcam devices` lists them; --audio none is silent without this line)")
+        return nil
     }
 
     /// The sources asked for, or the first capture devices; those that cannot be opened are
     /// reported and left out.
     private func openSources() throws(RecordError) -> [LiveSource] {
         var specs: [String] = []
-        if let b = options.back { specs.append(b) }
-        if let f = options.front { specs.append(f) }
         if options.back == nil || options.front == nil {
-            let found = V4L2Device.list().map(\.path).filter { !specs.contains($0) }
-            specs += found.prefix(2 - specs.count)
+            let found = V4L2Device.list().map(\.path).filter { $0 != options.back && $0 != options.front }
+            // The back camera first: the first found when none is named.
+            specs = [options.back ?? found.first, options.front ?? found.dropFirst(options.back == nil ? 1 : 0).first]
+                .compactMap { $0 }
+        } else {
+            specs = [options.back!, options.front!]
         }
         var sources: [LiveSource] = []
-        for spec in specs {
-            let s = makeSource(spec)
+        for (role, spec) in specs.enumerated() {
+            let s = makeSource(spec, controls: role == 0 && (options.back != nil || spec != options.front)
+                               ? options.backControls : options.frontControls)
             do {
                 try s.open()
                 sources.append(s)
@@ -200,7 +254,15 @@ public final class Recorder {
                             : "no usable camera: " + events.joined(separator: "; "))
         }
         if sources.count == 1 { event("single-camera mode: recording \(sources[0].name) alone") }
-        for s in sources { log("\(s.name): \(s.format)") }
+        for s in sources {
+            let note = (s as? CameraSource)?.choiceNote
+            if let note, note.isWarning {
+                log("\(s.name): \(s.format)")
+                event(note.text)
+            } else {
+                log("\(s.name): \(s.format)" + (note.map { " (\($0.text))" } ?? ""))
+            }
+        }
         return sources
     }
 
@@ -385,7 +447,9 @@ public final class Recorder {
                              latencyP50Ms: pct(0.5), latencyP99Ms: pct(0.99), latencyMaxMs: sorted.last.map { $0 * 1000 } ?? 0,
                              repeatedFrames: counts.repeated, droppedBackFrames: counts.droppedBack,
                              cameraDroppedFrames: cameraDrops, cameraDamagedFrames: cameraDamaged,
-                             cameraReopened: cameras.reduce(0) { $0 + $1.reopened }, composedInPlace: counts.composedInPlace,
+                             cameraReopened: cameras.reduce(0) { $0 + $1.reopened },
+                             cameraUntrustedStamps: cameras.reduce(0) { $0 + $1.untrustedStamps },
+                             composedInPlace: counts.composedInPlace,
                              encoderBehindFrames: counts.encoderBehind,
                              audioDriftCorrection: audio?.driftCorrection ?? 0,
                              audioSilenceInserted: audio?.silenceInserted ?? 0, events: events)

@@ -11,10 +11,16 @@ struct Devices: ParsableCommand {
     struct Listing: Encodable {
         var devices: [CaptureDeviceInfo]
         var audio: [AudioDeviceInfo]
+        /// ALSA's `default`, what record captures with no --audio; nil when it cannot be opened.
+        var defaultAudio: AudioDeviceInfo?
+        var defaultAudioError: String?
+        var soundServer: SoundServer?
     }
 
     func run() throws {
-        let listing = Listing(devices: V4L2Device.list(), audio: ALSADevices.list())
+        let (defaultAudio, error) = ALSADevices.defaultDevice()
+        let listing = Listing(devices: V4L2Device.list(), audio: ALSADevices.list(), defaultAudio: defaultAudio,
+                              defaultAudioError: error, soundServer: SoundServer.find())
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -22,7 +28,26 @@ struct Devices: ParsableCommand {
             return
         }
         printCameras(listing.devices)
+        printDefaultMicrophone(listing)
         printMicrophones(listing.audio)
+    }
+
+    private func printDefaultMicrophone(_ listing: Listing) {
+        if let d = listing.defaultAudio {
+            print("default: the system's default capture device, what record uses with no --audio" + describe(d))
+        } else {
+            print("default: cannot be opened (\(listing.defaultAudioError ?? "?")): record with no --audio takes the first device below")
+        }
+        if let server = listing.soundServer {
+            let sources = server.sources.map { $0 == server.defaultSource ? "\($0) (default)" : $0 }
+            print("  sound server: \(server.name); sources: \(sources.isEmpty ? "none" : sources.joined(separator: ", ")); \(server.howToPick)")
+        }
+    }
+
+    private func describe(_ d: AudioDeviceInfo) -> String {
+        func range(_ r: ClosedRange<Int>?) -> String { r.map { $0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" } ?? "?" }
+        guard d.channels != nil || d.rates != nil else { return "" }
+        return ": \(range(d.channels)) channels, \(range(d.rates)) Hz, " + d.formats.joined(separator: " ")
     }
 
     private func printCameras(_ devices: [CaptureDeviceInfo]) {
@@ -36,6 +61,10 @@ struct Devices: ParsableCommand {
                     print("    \(m.width)x\(m.height)" + (rates.isEmpty ? "" : " @ \(rates) fps"))
                 }
             }
+            if !d.controls.isEmpty {
+                print("  controls (record --control back:NAME=VALUE; dualcam controls \(d.path) --set NAME=VALUE --save):")
+                for c in d.controls { print("    \(c.summary)") }
+            }
         }
     }
 
@@ -44,11 +73,7 @@ struct Devices: ParsableCommand {
         for d in devices {
             var line = "\(d.device): \(d.card) (\(d.name))"
             if d.busy { line += ": busy (another program is capturing)" }
-            func range(_ r: ClosedRange<Int>?) -> String { r.map { $0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" } ?? "?" }
-            if d.channels != nil || d.rates != nil {
-                line += ": \(range(d.channels)) channels, \(range(d.rates)) Hz, " + d.formats.joined(separator: " ")
-            }
-            print(line)
+            print(line + describe(d))
         }
     }
 }

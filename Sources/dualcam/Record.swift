@@ -22,10 +22,20 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("The main camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var back: String?
     @Option(help: ArgumentHelp("The inset camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var front: String?
     @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS")) var duration: Double?
-    @Option(help: ArgumentHelp("Capture size asked of the cameras.", valueName: "WxH")) var capture = "1280x720"
-    @Option(help: "Capture frame rate asked of the cameras.") var fps = 30.0
-    @Option(help: ArgumentHelp("Audio: an ALSA capture device, or none for a silent track.", valueName: "ALSA_DEVICE|none"))
-    var audio = "none"
+    @Option(help: ArgumentHelp("Capture size asked of the cameras, kept even when they are slow at it (default: the output's "
+                               + "--size, or the largest size at which a camera reaches --fps).", valueName: "WxH"))
+    var capture: String?
+    @Option(help: ArgumentHelp("Frame rate asked of the cameras (default: the output's --rate); formats and sizes that "
+                               + "reach it are chosen first.", valueName: "FPS"))
+    var fps: Double?
+    @Option(help: ArgumentHelp("Audio: an ALSA capture device (hw:1, plughw:CARD=C920, pipewire), or none for a silent "
+                               + "track (default: the system's default device, the sound server on a PipeWire or "
+                               + "PulseAudio desktop).", valueName: "ALSA_DEVICE|none"))
+    var audio: String?
+    @Option(name: .customLong("control"), help: ArgumentHelp(
+        "Camera controls to set when a camera opens, over those saved with dualcam controls (repeatable): "
+            + "back:brightness=150,auto_exposure=1 (dualcam devices lists them).", valueName: "back|front:NAME=VALUE,..."))
+    var controls: [String] = []
     @Flag(help: "Start with the pictures swapped.") var swap = false
     @Option(help: ArgumentHelp("Use only this camera pixel format: YUYV, UYVY, NV12, YU12 or MJPG.", valueName: "FOURCC"))
     var pixelFormat: String?
@@ -44,6 +54,7 @@ struct Record: ParsableCommand {
     @Flag(help: .hidden) var skipSpeedCheck = false
 
     static let longestDuration = 366.0 * 86_400
+    static let largestCapture = Size(width: 8192, height: 8192)
 
     /// The layout on --size, or on the hidden test canvas with the 1080p layout as it is.
     func outputLayout() throws -> PiPLayout {
@@ -53,16 +64,22 @@ struct Record: ParsableCommand {
     }
 
     func validate() throws {
-        guard Size(parsing: capture) != nil else { throw ValidationError("--capture must be WIDTHxHEIGHT, e.g. 1280x720") }
+        if let capture {
+            guard let size = Size(parsing: capture) else { throw ValidationError("--capture must be WIDTHxHEIGHT, e.g. 1280x720") }
+            guard size.width <= Self.largestCapture.width && size.height <= Self.largestCapture.height else {
+                throw ValidationError("--capture must be at most \(Self.largestCapture); got \(capture)")
+            }
+        }
         if let duration, !(duration > 0 && duration <= Self.longestDuration) {
             throw ValidationError("--duration must be more than 0 and at most \(Int(Self.longestDuration)) seconds (a year)")
         }
-        guard fps > 0 && fps <= 240 else { throw ValidationError("--fps must be between 0 and 240") }
+        if let fps, !(fps > 0 && fps <= 240) { throw ValidationError("--fps must be between 0 and 240") }
         if let pixelFormat, !["YUYV", "UYVY", "NV12", "YU12", "MJPG"].contains(pixelFormat) {
             throw ValidationError("--pixel-format must be YUYV, UYVY, NV12, YU12 or MJPG")
         }
         _ = try outputLayout()
-        guard !audio.isEmpty else { throw ValidationError("--audio needs an ALSA device (hw:1, default) or none") }
+        _ = try Self.controlsByRole(controls)
+        if let audio, audio.isEmpty { throw ValidationError("--audio needs an ALSA device (hw:1, default) or none") }
     }
 
     func run() throws {
@@ -79,11 +96,18 @@ struct Record: ParsableCommand {
         options.back = back
         options.front = front
         options.duration = duration
-        options.capture = Size(parsing: capture)!
-        options.framesPerSecond = fps
+        // The output's size, not the hidden test canvas: the main picture is then not scaled up.
+        options.capture = capture.flatMap { Size(parsing: $0) } ?? format.canvas
+        options.captureGiven = capture != nil
+        options.framesPerSecond = fps ?? Double(format.rate)
         options.swap = swap
-        options.audioDevice = audio == "none" ? nil : audio
+        switch audio {
+        case nil: options.audio = .systemDefault
+        case "none"?: options.audio = .none
+        case let device?: options.audio = .device(device)
+        }
         options.pixelFormat = pixelFormat.map { FourCC($0) }
+        (options.backControls, options.frontControls) = try Self.controlsByRole(controls)
         options.layout = try outputLayout()
         options.video = format.videoSettings(hiddenEncoder: videoEncoder, reporting: reporting)
         options.video.size = options.layout.canvas
@@ -138,6 +162,23 @@ struct Record: ParsableCommand {
             keys.restore()
             fail(String(describing: error))
         }
+    }
+
+    /// `--control back:NAME=VALUE,...` options, sorted by role (a later value for a name wins).
+    static func controlsByRole(_ options: [String]) throws -> (back: [ControlSetting], front: [ControlSetting]) {
+        var back: [ControlSetting] = [], front: [ControlSetting] = []
+        for option in options {
+            let parts = option.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2, ["back", "front"].contains(parts[0].lowercased()) else {
+                throw ValidationError("--control must be back:NAME=VALUE[,NAME=VALUE...] or front:...; got '\(option)'")
+            }
+            switch ControlSetting.parseList(parts[1]) {
+            case let .failure(e): throw ValidationError("--control: \(e)")
+            case let .success(list):
+                if parts[0].lowercased() == "back" { back = ControlStore.merged(back, list) } else { front = ControlStore.merged(front, list) }
+            }
+        }
+        return (back, front)
     }
 
     /// A warning when the encoder, as chosen, measured (or was measured before) too slow on

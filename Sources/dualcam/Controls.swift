@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import MediaIO
+import Pipeline
+
+struct Controls: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show, set and save a camera's controls (exposure, focus, white balance, power-line frequency ...).",
+        discussion: """
+            With no --set, lists the camera's controls: name, type, range, default and current value. \
+            --set writes them now, automatic modes first (auto_exposure before exposure_time_absolute). \
+            --save keeps them for this camera (the --set ones, or with none every value that differs from its default), \
+            and record applies them whenever the camera opens, after a replug too; --forget drops what is saved.
+            """)
+
+    @Argument(help: ArgumentHelp("The camera.", valueName: "/dev/videoN")) var device: String
+    @Option(name: .customLong("set"), help: ArgumentHelp("A control to write (repeatable, or comma-separated).", valueName: "NAME=VALUE"))
+    var settings: [String] = []
+    @Flag(help: "Save the settings for this camera: record applies them whenever it opens.") var save = false
+    @Flag(help: "Forget what is saved for this camera.") var forget = false
+    @Flag(help: "Print JSON for scripts.") var json = false
+
+    func validate() throws {
+        for s in settings {
+            if case let .failure(e) = ControlSetting.parseList(s) { throw ValidationError("--set: \(e)") }
+        }
+        if save && forget { throw ValidationError("--save and --forget exclude each other") }
+    }
+
+    func run() throws {
+        let camera: V4L2Device, caps: V4L2Device.Capabilities
+        do {
+            camera = try V4L2Device(path: device)
+            caps = try camera.capabilities()
+        } catch { fail(error.description) }
+        let wanted = settings.flatMap { (try? ControlSetting.parseList($0).get()) ?? [] }
+        let (applied, failures) = camera.apply(wanted)
+        for failure in failures { say("\(device): control \(failure)") }
+        guard let store = ControlStore.standard() else { fail("no home folder to save controls in (set HOME or XDG_CONFIG_HOME)") }
+        if save || forget {
+            let toSave = wanted.isEmpty
+                ? camera.controls().filter { c in !c.readOnly && c.type != "button" && c.value.map { $0 != c.defaultValue } == true }
+                    .map { ControlSetting(name: $0.name, value: "\($0.value!)") }
+                : applied
+            do {
+                try store.save(forget ? [] : toSave, bus: caps.bus, card: caps.card, driver: caps.driver,
+                               replacing: forget || wanted.isEmpty)
+            } catch { fail(error.description) }
+            if !json {
+                print(forget ? "forgot the controls saved for \(caps.card) (\(caps.bus))"
+                      : "saved for \(caps.card) (\(caps.bus)) in \(store.url.path): "
+                        + (toSave.isEmpty ? "nothing (every control at its default)" : toSave.map(\.description).joined(separator: ", ")))
+            }
+        }
+        let controls = camera.controls()
+        let saved = store.saved(bus: caps.bus, card: caps.card, driver: caps.driver)
+        if json {
+            struct Listing: Encodable { var device: String; var controls: [CameraControl]; var saved: [ControlSetting] }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(Listing(device: device, controls: controls, saved: saved)), as: UTF8.self))
+        } else if !save && !forget {
+            print("\(device): \(caps.card) (\(caps.driver), \(caps.bus))")
+            if controls.isEmpty { print("  no controls") }
+            for c in controls { print("  \(c.summary)") }
+            if !saved.isEmpty { print("  saved, applied when it opens: \(saved.map(\.description).joined(separator: ", "))") }
+        }
+        if !failures.isEmpty { throw ExitCode(1) }
+    }
+}

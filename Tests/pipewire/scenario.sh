@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A desktop's sound server, for real: PipeWire (Debian's pipewire, wireplumber and
+# pipewire-pulse, with pipewire-alsa making it ALSA's default device) started headless on a
+# private runtime folder, a virtual sink "spk" whose monitor is the default source, and a
+# 440 Hz tone playing into the sink. Then `dualcam devices` and a `record` with no --audio,
+# into OUT, for the host test to check. Everything it starts (a D-Bus session bus too) it
+# stops, and none of it keeps the caller's stdout or stderr open.
+#   scenario.sh OUT BACK FRONT      (DUALCAM: the dualcam binary)
+set -u
+out=$1 back=$2 front=$3
+XDG_RUNTIME_DIR=$(mktemp -d /tmp/dualcam-pipewire.XXXXXX)
+export XDG_RUNTIME_DIR
+# SIGKILL: a caller that blocks SIGTERM (a test runner's threads) passes the mask on, and
+# dbus-daemon then outlives the script.
+cleanup() {
+  local pids
+  pids=$(jobs -p)
+  [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+  wait 2>/dev/null
+  [ -s "$XDG_RUNTIME_DIR/dbus.pid" ] && kill -KILL "$(cat "$XDG_RUNTIME_DIR/dbus.pid")" 2>/dev/null
+  rm -rf "$XDG_RUNTIME_DIR"
+}
+trap cleanup EXIT
+exec < /dev/null
+dbus-daemon --session --fork --address="unix:path=$XDG_RUNTIME_DIR/bus" --print-pid=3 3> "$XDG_RUNTIME_DIR/dbus.pid" \
+  > /dev/null 2> "$out/dbus.log"
+export DBUS_SESSION_BUS_ADDRESS="unix:path=$XDG_RUNTIME_DIR/bus"
+pipewire > "$out/pipewire.log" 2>&1 &
+wireplumber > "$out/wireplumber.log" 2>&1 &
+pipewire-pulse > "$out/pipewire-pulse.log" 2>&1 &
+for _ in $(seq 100); do pactl info > /dev/null 2>&1 && break; sleep 0.1; done
+pactl load-module module-null-sink sink_name=spk > /dev/null || { echo "no null sink" > "$out/setup-error.txt"; exit 3; }
+for _ in $(seq 100); do pactl list short sources 2>/dev/null | grep -q spk.monitor && break; sleep 0.1; done
+pactl set-default-source spk.monitor
+python3 -c 'import math, struct, sys, wave
+w = wave.open(sys.argv[1], "wb"); w.setnchannels(2); w.setsampwidth(2); w.setframerate(48000)
+second = b"".join(struct.pack("<hh", v, v) for v in (int(12000 * math.sin(2 * math.pi * 440 * i / 48000)) for i in range(48000)))
+w.writeframes(second * 30)' "$out/tone.wav"
+pw-cat --playback --target spk "$out/tone.wav" > "$out/pw-cat.log" 2>&1 &
+# Until the tone is linked to the sink, and a second more: a source read sooner was silent.
+for _ in $(seq 100); do [ -n "$(pactl list short sink-inputs 2>/dev/null)" ] && break; sleep 0.1; done
+sleep 1
+"$DUALCAM" devices > "$out/devices.txt" 2>&1
+"$DUALCAM" record --back "$back" --front "$front" --duration 3 --skip-speed-check --json -o "$out/out.mov" \
+  > "$out/summary.json" 2> "$out/stderr.txt"
+echo $? > "$out/status"
