@@ -7,8 +7,18 @@ import Compositor
 final class PictureNormalizer {
     private var scaler: OpaquePointer?
     private var key: (Int32, Int32, Int32, Int32, Int, Int) = (0, 0, 0, 0, 0, 0)
+    /// HDR pictures: their 10-bit 4:2:0 planes when the decoder gives another layout, and
+    /// the tone mapping (its tables are made once).
+    private var hdrScaler: OpaquePointer?
+    private var hdrKey: (Int32, Int32, Int32, Int32, Int, Int) = (0, 0, 0, 0, 0, 0)
+    private var hdrPlanes: UnsafeMutablePointer<UInt16>?
+    private var toneMap: ToneMap?
 
-    deinit { sws_freeContext(scaler) }
+    deinit {
+        sws_freeContext(scaler)
+        sws_freeContext(hdrScaler)
+        hdrPlanes?.deallocate()
+    }
 
     /// The YUVJ formats (JPEG's full range, named in the format) as the plain ones: the
     /// range goes to libswscale separately, which otherwise warns on every new context.
@@ -34,6 +44,9 @@ final class PictureNormalizer {
         let desc = av_pix_fmt_desc_get(format)
         let isRGB = desc.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB)) != 0 } ?? false
         let matrix = isRGB ? .bt709 : VideoReader.matrix(of: f.pointee.colorspace, height: Int(h))
+        if !isRGB, let transfer = ToneMap.transfer(ffmpegTRC: Int32(f.pointee.color_trc.rawValue)) {
+            return try toneMapped(f, transfer: transfer, path: path, fullRange: fullRange, into: reuse, size: size)
+        }
 
         if format == AV_PIX_FMT_YUV420P && !fullRange && f.pointee.linesize.0 > 0
             && size == Size(width: Int(w), height: Int(h)) {
@@ -73,6 +86,68 @@ final class PictureNormalizer {
         }
         guard rc > 0 else { throw .undecodable(path: path, reason: "pixel format conversion failed") }
         return (v, buffer, matrix)
+    }
+}
+
+extension PictureNormalizer {
+    /// An HDR picture (PQ or HLG) tone-mapped to SDR BT.709 (`ToneMap`), from its 10-bit
+    /// 4:2:0 planes: the decoder's own when it gives yuv420p10, else libswscale's (another
+    /// layout, bit depth, range or size), kept across frames.
+    func toneMapped(_ f: UnsafeMutablePointer<AVFrame>, transfer: ToneMap.Transfer, path: String, fullRange: Bool,
+                    into reuse: I420Buffer?, size: Size) throws(MediaError) -> (I420View, I420Buffer?, YCbCrMatrix) {
+        if toneMap?.transfer != transfer { toneMap = ToneMap(transfer: transfer) }
+        let w = f.pointee.width, h = f.pointee.height
+        let format = AVPixelFormat(rawValue: f.pointee.format)
+        let chroma = Size(width: (size.width + 1) / 2, height: (size.height + 1) / 2)
+        let source: ToneMap.Source
+        if format == AV_PIX_FMT_YUV420P10LE && !fullRange && size == Size(width: Int(w), height: Int(h))
+            && f.pointee.linesize.0 > 0 && f.pointee.linesize.1 > 0 && f.pointee.linesize.1 == f.pointee.linesize.2,
+           let y = f.pointee.data.0, let u = f.pointee.data.1, let v = f.pointee.data.2 {
+            source = ToneMap.Source(y: UnsafeRawPointer(y).assumingMemoryBound(to: UInt16.self), yStride: Int(f.pointee.linesize.0) / 2,
+                                    u: UnsafeRawPointer(u).assumingMemoryBound(to: UInt16.self),
+                                    v: UnsafeRawPointer(v).assumingMemoryBound(to: UInt16.self), chromaStride: Int(f.pointee.linesize.1) / 2)
+        } else {
+            let k = (w, h, f.pointee.format, fullRange ? 1 as Int32 : 0, size.width, size.height)
+            if hdrScaler == nil || k != hdrKey {
+                sws_freeContext(hdrScaler)
+                hdrPlanes?.deallocate()
+                hdrScaler = sws_getContext(w, h, Self.withoutJ(format), Int32(size.width), Int32(size.height), AV_PIX_FMT_YUV420P10LE,
+                                           Int32(SWS_BILINEAR | SWS_ACCURATE_RND), nil, nil, nil)
+                guard hdrScaler != nil else {
+                    throw .undecodable(path: path, reason: "unsupported HDR pixel format \(format.rawValue)")
+                }
+                hdrKey = k
+                let table = sws_getCoefficients(SWS_CS_BT2020)
+                sws_setColorspaceDetails(hdrScaler, table, fullRange ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
+                hdrPlanes = .allocate(capacity: size.width * size.height + 2 * chroma.width * chroma.height)
+            }
+            guard let planes = hdrPlanes else { throw .undecodable(path: path, reason: "no memory for an HDR picture") }
+            let u = planes + size.width * size.height, v = u + chroma.width * chroma.height
+            let rc = withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { dst in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 4) { dstStride in
+                    dst[0] = UnsafeMutableRawPointer(planes).assumingMemoryBound(to: UInt8.self)
+                    dst[1] = UnsafeMutableRawPointer(u).assumingMemoryBound(to: UInt8.self)
+                    dst[2] = UnsafeMutableRawPointer(v).assumingMemoryBound(to: UInt8.self)
+                    dst[3] = nil
+                    dstStride[0] = Int32(2 * size.width); dstStride[1] = Int32(2 * chroma.width); dstStride[2] = Int32(2 * chroma.width)
+                    dstStride[3] = 0
+                    return withUnsafePointer(to: f.pointee.data) { data in
+                        withUnsafePointer(to: f.pointee.linesize) { lines in
+                            data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { src in
+                                lines.withMemoryRebound(to: Int32.self, capacity: 8) { srcStride in
+                                    sws_scale(hdrScaler, src, srcStride, 0, h, dst.baseAddress, dstStride.baseAddress)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            guard rc > 0 else { throw .undecodable(path: path, reason: "HDR pixel format conversion failed") }
+            source = ToneMap.Source(y: planes, yStride: size.width, u: u, v: v, chromaStride: chroma.width)
+        }
+        let buffer = reuse.flatMap { $0.size == size ? $0 : nil } ?? I420Buffer(size: size)
+        toneMap?.convertSIMD(source, into: buffer.view)
+        return (buffer.view, buffer, .bt709)
     }
 }
 

@@ -154,9 +154,11 @@ public final class Recorder {
 
     public func run() throws(RecordError) -> RecordSummary {
         events = []
-        // The audio device first: a wrong --audio fails before anything else happens.
-        let liveAudio = try openAudio()
+        // A device the user named first: a wrong --audio fails before anything else happens.
+        // The default one after the cameras, so that no camera is the one line there is.
+        let named = options.audio == .systemDefault ? nil : try openAudio()
         let sources = SourceSet(try openSources())
+        let liveAudio = options.audio == .systemDefault ? try openAudio() : named
         let compositor: PiPCompositor
         do { compositor = try PiPCompositor(layout: options.layout, threads: 2) } catch {
             throw .media(.encoderFailed(name: "compositor", reason: error.description))

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The desktop's sound server (PipeWire or PulseAudio), when one answers: ALSA's `default`
 /// device is then the server's default source, shared with every other program. Asked
@@ -16,7 +15,7 @@ struct SoundServer: Encodable {
     }
 
     static func find() -> SoundServer? {
-        guard let info = pactl(["info"]) else { return nil }
+        guard serverSocketExists(), let info = pactl(["info"]) else { return nil }
         func field(_ key: String) -> String? {
             info.split(separator: "\n").first { $0.hasPrefix(key + ": ") }.map { String($0.dropFirst(key.count + 2)) }
         }
@@ -29,29 +28,41 @@ struct SoundServer: Encodable {
         return SoundServer(name: name, defaultSource: field("Default Source"), sources: sources)
     }
 
-    /// pactl's output, or nil when it is not installed, no server answers, or it takes
-    /// more than two seconds.
+    /// Whether a PulseAudio-protocol server (pipewire-pulse or PulseAudio) can be there:
+    /// without one, pactl is not even started (it might try to spawn a server of its own).
+    static func serverSocketExists(environment env: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        if let server = env["PULSE_SERVER"], !server.isEmpty { return true }
+        let runtime = env["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user/\(getuid())"
+        return FileManager.default.fileExists(atPath: runtime + "/pulse/native")
+    }
+
+    /// pactl's output, or nil when it is not installed, fails, or takes more than two
+    /// seconds (then it is killed). Its output goes to a file, not a pipe: a process it
+    /// leaves behind cannot hold `devices` up.
     private static func pactl(_ arguments: [String]) -> String? {
         let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
             .map { "\($0)/pactl" }.first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let path else { return nil }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("dualcam-pactl-\(getpid())-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: file.path, contents: nil), let out = try? FileHandle(forWritingTo: file) else {
+            return nil
+        }
+        defer {
+            try? out.close()
+            try? FileManager.default.removeItem(at: file)
+        }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = arguments
-        let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         p.standardInput = FileHandle.nullDevice
         do { try p.run() } catch { return nil }
-        // A server that hangs must not hang `devices`: pactl is killed after two seconds.
-        let pid = p.processIdentifier
-        let finished = Mutex(false)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
-            finished.withLock { done in if !done { kill(pid, SIGKILL) } }
-        }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let deadline = Date().addingTimeInterval(2)
+        while p.isRunning && Date() < deadline { usleep(20_000) }
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
-        finished.withLock { $0 = true }
-        return p.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+        guard p.terminationStatus == 0, let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 }

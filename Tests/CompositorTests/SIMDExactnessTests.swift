@@ -20,12 +20,14 @@ import Testing
             let q = FilterTable(count: 1, origin: 0, step: Double(taps), lower: 0, upper: taps).weights
             var a = [UInt8](repeating: 1, count: count), b = [UInt8](repeating: 2, count: count)
             var c = [UInt8](repeating: 3, count: count)
-            let rows = (0..<taps).map { UnsafePointer<UInt8>(src) + $0 * stride }
-            q.withUnsafeBufferPointer { w in
-                Kernels.verticalScalar(src, stride: stride, taps: taps, weights: w.baseAddress!, count: count, into: &a)
-                Kernels.verticalSIMD(src, stride: stride, taps: taps, weights: w.baseAddress!, count: count, into: &b)
-                rows.withUnsafeBufferPointer {
-                    Kernels.verticalRowsSIMD($0.baseAddress!, taps: taps, weights: w.baseAddress!, count: count, into: &c)
+            src.withUnsafeBufferPointer { source in
+                let rows = (0..<taps).map { source.baseAddress! + $0 * stride }
+                q.withUnsafeBufferPointer { w in
+                    Kernels.verticalScalar(src, stride: stride, taps: taps, weights: w.baseAddress!, count: count, into: &a)
+                    Kernels.verticalSIMD(src, stride: stride, taps: taps, weights: w.baseAddress!, count: count, into: &b)
+                    rows.withUnsafeBufferPointer {
+                        Kernels.verticalRowsSIMD($0.baseAddress!, taps: taps, weights: w.baseAddress!, count: count, into: &c)
+                    }
                 }
             }
             #expect(a == b, "taps \(taps)")
