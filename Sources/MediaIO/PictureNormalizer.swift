@@ -68,28 +68,38 @@ final class PictureNormalizer {
         }
         let buffer = reuse.flatMap { $0.size == size ? $0 : nil } ?? I420Buffer(size: size)
         let v = buffer.view
-        let rc = withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { dst in
-            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 4) { dstStride in
-                dst[0] = v.y.base; dst[1] = v.u.base; dst[2] = v.v.base; dst[3] = nil
-                dstStride[0] = Int32(v.y.stride); dstStride[1] = Int32(v.u.stride); dstStride[2] = Int32(v.v.stride)
-                dstStride[3] = 0
-                return withUnsafePointer(to: f.pointee.data) { data in
-                    withUnsafePointer(to: f.pointee.linesize) { lines in
-                        data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { src in
-                            lines.withMemoryRebound(to: Int32.self, capacity: 8) { srcStride in
-                                sws_scale(scaler, src, srcStride, 0, h, dst.baseAddress, dstStride.baseAddress)
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let rc = Self.scale(scaler, f, into: (UnsafeMutableRawPointer(v.y.base), UnsafeMutableRawPointer(v.u.base), UnsafeMutableRawPointer(v.v.base)), strides: (v.y.stride, v.u.stride, v.v.stride))
         guard rc > 0 else { throw .undecodable(path: path, reason: "pixel format conversion failed") }
         return (v, buffer, matrix)
     }
 }
 
 extension PictureNormalizer {
+    /// libswscale from the frame's planes into three planes of ours (strides in bytes).
+    static func scale(_ context: OpaquePointer?, _ f: UnsafeMutablePointer<AVFrame>,
+                      into planes: (UnsafeMutableRawPointer, UnsafeMutableRawPointer, UnsafeMutableRawPointer),
+                      strides: (Int, Int, Int)) -> Int32 {
+        withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { dst in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 4) { dstStride in
+                dst[0] = planes.0.assumingMemoryBound(to: UInt8.self)
+                dst[1] = planes.1.assumingMemoryBound(to: UInt8.self)
+                dst[2] = planes.2.assumingMemoryBound(to: UInt8.self)
+                dst[3] = nil
+                dstStride[0] = Int32(strides.0); dstStride[1] = Int32(strides.1); dstStride[2] = Int32(strides.2)
+                dstStride[3] = 0
+                return withUnsafePointer(to: f.pointee.data) { data in
+                    withUnsafePointer(to: f.pointee.linesize) { lines in
+                        data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { src in
+                            lines.withMemoryRebound(to: Int32.self, capacity: 8) { srcStride in
+                                sws_scale(context, src, srcStride, 0, f.pointee.height, dst.baseAddress, dstStride.baseAddress)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// An HDR picture (PQ or HLG) tone-mapped to SDR BT.709 (`ToneMap`), from its 10-bit
     /// 4:2:0 planes: the decoder's own when it gives yuv420p10, else libswscale's (another
     /// layout, bit depth, range or size), kept across frames.
@@ -123,25 +133,8 @@ extension PictureNormalizer {
             }
             guard let planes = hdrPlanes else { throw .undecodable(path: path, reason: "no memory for an HDR picture") }
             let u = planes + size.width * size.height, v = u + chroma.width * chroma.height
-            let rc = withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { dst in
-                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 4) { dstStride in
-                    dst[0] = UnsafeMutableRawPointer(planes).assumingMemoryBound(to: UInt8.self)
-                    dst[1] = UnsafeMutableRawPointer(u).assumingMemoryBound(to: UInt8.self)
-                    dst[2] = UnsafeMutableRawPointer(v).assumingMemoryBound(to: UInt8.self)
-                    dst[3] = nil
-                    dstStride[0] = Int32(2 * size.width); dstStride[1] = Int32(2 * chroma.width); dstStride[2] = Int32(2 * chroma.width)
-                    dstStride[3] = 0
-                    return withUnsafePointer(to: f.pointee.data) { data in
-                        withUnsafePointer(to: f.pointee.linesize) { lines in
-                            data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { src in
-                                lines.withMemoryRebound(to: Int32.self, capacity: 8) { srcStride in
-                                    sws_scale(hdrScaler, src, srcStride, 0, h, dst.baseAddress, dstStride.baseAddress)
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            let rc = Self.scale(hdrScaler, f, into: (UnsafeMutableRawPointer(planes), UnsafeMutableRawPointer(u), UnsafeMutableRawPointer(v)),
+                                strides: (2 * size.width, 2 * chroma.width, 2 * chroma.width))
             guard rc > 0 else { throw .undecodable(path: path, reason: "HDR pixel format conversion failed") }
             source = ToneMap.Source(y: planes, yStride: size.width, u: u, v: v, chromaStride: chroma.width)
         }

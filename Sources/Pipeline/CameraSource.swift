@@ -51,9 +51,7 @@ final class CameraSource: LiveSource, @unchecked Sendable {
     private let only: FourCC?
     /// Why the format was chosen (what was passed over for its frame rate), once open.
     private(set) var choiceNote: (text: String, isWarning: Bool)?
-    /// Set once a stamp of this camera is found untrustworthy: from then on its frames are
-    /// timed by when they are dequeued.
-    private var stampsDistrusted = false
+    private var stamps = StampCorrection()
     private var rateWatch: DeliveryRateWatch
 
     /// Controls given for this camera's role on the command line; they take precedence over
@@ -209,18 +207,15 @@ final class CameraSource: LiveSource, @unchecked Sendable {
         Self.claimed.withLock { _ = $0.remove(devicePath) }
     }
 
-    /// The buffer's stamp when it can be believed, else its dequeue time. A stamp after the
-    /// buffer was dequeued is in the future (vivid stamps the nominal end of a frame it has
-    /// not finished), and one more than a second before it is from another clock or a
-    /// stalled driver: either would make latency negative or put the picture off the sound.
+    /// The buffer's stamp, corrected when it cannot be the frame's (`StampCorrection`): one
+    /// after its dequeue would make latency negative and put the picture off the sound.
     private func trustedStamp(_ buffer: CapturedBuffer) -> (Double, CapturedBuffer.Timing) {
-        if !stampsDistrusted, let doubt = CaptureTiming.distrust(stamp: buffer.timestamp, dequeuedAt: buffer.dequeuedAt) {
-            stampsDistrusted = true
-            log("\(name): its buffer timestamps \(doubt): frames are timed by when they arrive")
-        }
-        guard stampsDistrusted else { return (buffer.timestamp, buffer.timing) }
-        counters.withLock { $0.untrustedStamps += 1 }
-        return (buffer.dequeuedAt, CapturedBuffer.Timing(monotonic: true, startOfExposure: false))
+        guard buffer.timing.monotonic else { return (buffer.timestamp, buffer.timing) }
+        let before = stamps.corrected
+        let (stamp, note) = stamps.correct(stamp: buffer.timestamp, dequeuedAt: buffer.dequeuedAt)
+        if let note { log("\(name): \(note)") }
+        if stamps.corrected != before { counters.withLock { $0.untrustedStamps += 1 } }
+        return (stamp, buffer.timing)
     }
 
     /// The buffer as an I420 frame of the exchange's, or nil when it is damaged (flagged by

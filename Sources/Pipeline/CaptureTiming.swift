@@ -20,20 +20,42 @@ enum CaptureTiming {
     }
 }
 
-extension CaptureTiming {
-    /// A stamp this far before its buffer was dequeued is not the frame's (another clock, a
-    /// driver that stalled): at 5 fps with four buffers queued a true one is under a second old.
-    static let oldestBelievable = 1.0
+/// Makes a camera's driver stamps believable: never after the buffer was dequeued, never
+/// from another clock. A stamp ahead of its dequeue (vivid stamps the nominal end of a frame
+/// it has not finished: 26 ms ahead at 30 fps) is moved back by the most any of the
+/// camera's stamps has been ahead so far, which keeps the driver's even spacing (the
+/// dequeue times of a loaded machine jitter) and puts every stamp at or before its buffer.
+/// A stamp more than a second before or after its dequeue is from another clock or a
+/// stalled driver: the dequeue time is used for it.
+struct StampCorrection {
+    /// A stamp this far from its dequeue is not the frame's (at 5 fps with four buffers
+    /// queued a true one is under a second old).
+    static let farthest = 1.0
+    /// Seconds by which this camera's stamps have run ahead of their dequeue, at most.
+    private(set) var lead = 0.0
+    /// Buffers whose stamp was moved or replaced.
+    private(set) var corrected = 0
 
-    /// Why a driver's monotonic stamp cannot be the frame's, or nil when it can.
-    static func distrust(stamp: Double, dequeuedAt: Double) -> String? {
-        if stamp > dequeuedAt + 0.0005 {
-            return String(format: "lie %.1f ms after the buffer was received", (stamp - dequeuedAt) * 1000)
+    /// The stamp to use, and (the first time this camera needs it) why it was changed.
+    mutating func correct(stamp: Double, dequeuedAt: Double) -> (stamp: Double, note: String?) {
+        let ahead = stamp - dequeuedAt
+        if abs(ahead) > Self.farthest {
+            corrected += 1
+            let note = corrected == 1 ? String(format: "its buffer timestamps lie %.1f s %@ the buffers were received: "
+                                               + "frames are timed by when they arrive", abs(ahead), ahead > 0 ? "after" : "before") : nil
+            return (dequeuedAt, note)
         }
-        if stamp < dequeuedAt - oldestBelievable {
-            return String(format: "lie %.1f s before the buffer was received", dequeuedAt - stamp)
+        var note: String?
+        if ahead > 0.0005 && ahead > lead {
+            if lead == 0 {
+                note = String(format: "its buffer timestamps lie %.1f ms after the buffers were received: "
+                              + "they are moved back by the most they run ahead", ahead * 1000)
+            }
+            lead = ahead
         }
-        return nil
+        guard lead > 0 else { return (stamp, nil) }
+        corrected += 1
+        return (stamp - lead, note)
     }
 }
 

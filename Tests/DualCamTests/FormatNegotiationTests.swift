@@ -163,12 +163,32 @@ import Testing
         #expect(log.last?.hasSuffix("MJPG 320x240: not enough USB bandwidth (ENOSPC); nothing left to try") == true)
     }
 
-    /// Latency is counted from a stamp that is never after its frame was received.
+    /// Latency is counted from a stamp that is never after its frame was received, and the
+    /// driver's even spacing is kept while doing so.
     @Test(.timeLimit(.minutes(1)))
-    func aStampAfterItsDequeueOrLongBeforeItIsNotBelieved() {
-        #expect(CaptureTiming.distrust(stamp: 100.026, dequeuedAt: 100.0) == "lie 26.0 ms after the buffer was received")
-        #expect(CaptureTiming.distrust(stamp: 98.5, dequeuedAt: 100.0) == "lie 1.5 s before the buffer was received")
-        #expect(CaptureTiming.distrust(stamp: 99.95, dequeuedAt: 100.0) == nil)
+    func stampsAheadOfTheirDequeueAreMovedBackByTheMostTheyLead() {
+        var c = StampCorrection()
+        // Stamps every 1/30 s, 26 ms (then once 27 ms) ahead of dequeues that jitter.
+        let period = 1.0 / 30
+        var results: [Double] = [], notes: [String] = []
+        for (i, jitter) in [0.0, 0.004, -0.001, 0.002, 0.0].enumerated() {
+            let stamp = 10 + Double(i) * period
+            let (s, note) = c.correct(stamp: stamp, dequeuedAt: stamp - 0.026 - (i == 2 ? 0.001 : 0) + jitter + 0.001)
+            results.append(s)
+            if let note { notes.append(note) }
+        }
+        #expect(notes == ["its buffer timestamps lie 25.0 ms after the buffers were received: they are moved back by the most they run ahead"])
+        #expect(c.corrected == 5)
+        // From the largest lead on, every stamp is moved by the same amount: spacing kept.
+        let steps = zip(results.dropFirst(3), results.dropFirst(2)).map { $0 - $1 }
+        #expect(steps.allSatisfy { abs($0 - period) < 1e-9 }, "\(steps)")
+        // A stamp from another clock gives way to the dequeue time.
+        var other = StampCorrection()
+        #expect(other.correct(stamp: 98.5, dequeuedAt: 100).stamp == 100)
+        // A stamp before its dequeue is kept as it is.
+        var fine = StampCorrection()
+        #expect(fine.correct(stamp: 99.95, dequeuedAt: 100) == (99.95, nil))
+        #expect(fine.corrected == 0)
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -122,7 +122,11 @@ import Testing
         let summary = try Self.summary(dir)
         let frames = try #require(summary["frames"] as? Int), repeated = try #require(summary["repeatedFrames"] as? Int)
         print("webcam-default: \(repeated) of \(frames) frames repeated, latency p50 \(summary["latencyP50Ms"] ?? "?") ms")
-        #expect(frames >= 179 && Double(repeated) < 0.03 * Double(frames), "\(repeated) of \(frames) frames repeated")
+        // At the 12.5 fps the old choice gave, 58 % of the frames repeated. In the emulated VM
+        // vivid itself drops and delays frames now and then: 3-10 of 180 repeated over ten
+        // runs here (38 once, beside a compile), so the bar is 8 %, not the 3 % real time
+        // would allow.
+        #expect(frames >= 179 && Double(repeated) < 0.08 * Double(frames), "\(repeated) of \(frames) frames repeated")
         // The emulated VM's encoder falls a second behind once after the start (80-100
         // frozen frames, whatever the canvas): that is the encoder's side, not the cameras'.
         let probe = try Probe(dir.path("out.mov"))
@@ -227,8 +231,11 @@ import Testing
         let log = Self.stderr(dir)
         #expect(Self.status(dir) == 0, "\(log)")
         #expect(log.contains("/dev/video0: controls set: brightness=60 (saved)"), "\(log)")
-        // The front camera, the same model on another bus, has nothing saved.
-        #expect(!log.contains("/dev/video1: controls set"), "\(log)")
+        // The front camera, the same model on another bus, has nothing saved; it was told to
+        // drop most of its buffers, and that is said while recording.
+        #expect(log.contains("/dev/video1: controls set: percentage_of_dropped_buffers=60")
+                && !log.contains("(saved)\n/dev/video1") && !log.contains("/dev/video1: controls set: brightness"), "\(log)")
+        #expect(log.contains("/dev/video1 delivers ") && log.contains("fps, under the 30 fps asked: pictures repeat"), "\(log)")
         #expect(text("brightness-at-open.txt") == "brightness: 60\n", "at open: \(text("brightness-at-open.txt"))")
         #expect(log.contains("/dev/video0 is back"), "\(log)")
         #expect(text("brightness-after-replug.txt") == "brightness: 60\n", "after the replug: \(text("brightness-after-replug.txt"))")
