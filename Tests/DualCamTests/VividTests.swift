@@ -122,11 +122,10 @@ import Testing
         let summary = try Self.summary(dir)
         let frames = try #require(summary["frames"] as? Int), repeated = try #require(summary["repeatedFrames"] as? Int)
         print("webcam-default: \(repeated) of \(frames) frames repeated, latency p50 \(summary["latencyP50Ms"] ?? "?") ms")
-        // At the 12.5 fps the old choice gave, 58 % of the frames repeated. In the emulated VM
-        // vivid itself drops and delays frames now and then: 3-10 of 180 repeated over ten
-        // runs here (38 once, beside a compile), so the bar is 8 %, not the 3 % real time
-        // would allow.
-        #expect(frames >= 179 && Double(repeated) < 0.08 * Double(frames), "\(repeated) of \(frames) frames repeated")
+        // At the 12.5 fps the old choice gave, 58 % of the frames repeated; at 30 fps on an
+        // idle machine 1-3 of 180 do (vivid under emulation drops one now and then). With a
+        // busy process beside the VM it was 3-10, and 38 once.
+        #expect(frames >= 179 && Double(repeated) < 0.03 * Double(frames), "\(repeated) of \(frames) frames repeated")
         // The emulated VM's encoder falls a second behind once after the start (80-100
         // frozen frames, whatever the canvas): that is the encoder's side, not the cameras'.
         let probe = try Probe(dir.path("out.mov"))

@@ -78,8 +78,7 @@ case $name in
     # behind); the cameras are still asked for the output's --size, 1920x1080, at 30 fps.
     modprobe -d "$VIVID_VM_MODDIR" snd-aloop
     # First, a size and rate the user asks for are what the cameras stream. This also runs
-    # the recording's code once, so the emulator has translated it before the timed run
-    # (its first second otherwise stalls the cameras' threads: 38 repeats in 180 once).
+    # the recording's code once, so the emulator has translated it before the timed run.
     "$DUALCAM" record --capture 1280x720 --fps 10 --audio none --canvas 320x180 --inset 64x48 --margin 8 \
       --video-encoder mpeg4 --skip-speed-check --duration 2 --json -o "$out/hd.mov" > "$out/hd-summary.json" 2> "$out/hd-stderr.txt"
     echo $? > "$out/hd-status"
@@ -90,6 +89,17 @@ case $name in
     echo $? > "$out/status"
     keep_log
     kill "$tone" 2>/dev/null ;;
+  two-nv12) record --duration 3 --pixel-format NV12 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" ;;
+  two-uyvy) record --duration 3 --pixel-format UYVY --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" ;;
+  two-mplane) record --duration 3 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" ;;  # vivid started with multiplanar=2
+  mjpeg-two)
+    # A 640x360 back camera and a 1280x720 front one, both MJPEG.
+    loopback_cameras "$out/back.avi" "$out/front.avi"
+    record --duration 3 --back /dev/video5 --front /dev/video6 -o "$out/out.mov" ;;
+  mjpeg-corrupt)
+    # The back camera's stream has a damaged JPEG in every four (cut short, or garbled).
+    loopback_cameras "$out/back.avi" "$out/front.avi"
+    record --duration 3 --canvas 640x360 --video-encoder mpeg4 --back /dev/video5 --front /dev/video6 -o "$out/out.mov" ;;
   controls)
     # Camera controls: devices lists them; --control sets them for one recording (a bad one
     # is a line, not a failure); saved ones are applied at the next open and after a replug.
