@@ -48,28 +48,31 @@ public enum ALSADevices {
     /// server), or why it cannot be opened.
     public static func defaultDevice() -> (AudioDeviceInfo?, String?) {
         dc_snd_quiet()
-        var pcm: OpaquePointer?
-        let rc = snd_pcm_open(&pcm, "default", SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)
-        guard rc >= 0, let pcm else { return (nil, String(cString: snd_strerror(rc))) }
-        snd_pcm_close(pcm)
-        return (describe("default", card: "default", name: "the system's default"), nil)
+        let (info, failure) = probe("default", card: "default", name: "the system's default")
+        return failure.map { (nil, String(cString: snd_strerror($0))) } ?? (info, nil)
     }
 
     /// Opens the device without waiting (a busy one is reported as such) and reads the
     /// ranges its hardware parameters allow.
     static func describe(_ device: String, card: String, name: String) -> AudioDeviceInfo {
+        probe(device, card: card, name: name).info
+    }
+
+    /// `describe`, with the error code when the device could not be opened (one open, so a
+    /// sound server is connected to once).
+    private static func probe(_ device: String, card: String, name: String) -> (info: AudioDeviceInfo, openError: Int32?) {
         var info = AudioDeviceInfo(device: device, card: card, name: name, channels: nil, rates: nil, formats: [], busy: false)
         var pcm: OpaquePointer?
         let rc = snd_pcm_open(&pcm, device, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)
         guard rc >= 0, let pcm else {
             info.busy = rc == -EBUSY
-            return info
+            return (info, rc)
         }
         defer { snd_pcm_close(pcm) }
         var hw: OpaquePointer?
         snd_pcm_hw_params_malloc(&hw)
         defer { snd_pcm_hw_params_free(hw) }
-        guard snd_pcm_hw_params_any(pcm, hw) >= 0 else { return info }
+        guard snd_pcm_hw_params_any(pcm, hw) >= 0 else { return (info, nil) }
         var cmin: UInt32 = 0, cmax: UInt32 = 0, rmin: UInt32 = 0, rmax: UInt32 = 0
         var dir: Int32 = 0
         if snd_pcm_hw_params_get_channels_min(hw, &cmin) >= 0, snd_pcm_hw_params_get_channels_max(hw, &cmax) >= 0, cmin <= cmax {
@@ -82,7 +85,7 @@ public enum ALSADevices {
                   SND_PCM_FORMAT_FLOAT_LE, SND_PCM_FORMAT_U8] where snd_pcm_hw_params_test_format(pcm, hw, f) == 0 {
             info.formats.append(String(cString: snd_pcm_format_name(f)))
         }
-        return info
+        return (info, nil)
     }
 
     /// The card and device a `hw:`/`plughw:` name points at (`hw:1,0`, `hw:Loopback,1,0`,
