@@ -51,17 +51,19 @@ import Testing
         let devices = text("devices.txt")
         #expect(devices.contains("default: the system's default capture device") && devices.contains("sound server: PulseAudio (on PipeWire")
                 && devices.contains("spk.monitor (default)") && devices.contains("--audio pipewire:NODE=SOURCE"), "\(devices)")
-        // Sound all along, and the tone in (nearly) every half second: PipeWire on this
-        // 2-core machine, beside x265, now and then drops a quantum (a click, seen at
-        // ~1 s), which moves one window's estimate.
+        // Sound all along, and the tone in most tenths of a second: the sound server's
+        // bursty delivery makes the drift correction stretch a period now and then, a click
+        // that moves the estimate of the tenth it falls in.
         let audio = try Decode.audio(dir.path("out.mov"))
-        let windows = [0.5, 1.0, 1.5, 2.0].map { start -> (Double, Double) in
+        let windows = stride(from: 0.5, to: 2.5, by: 0.1).map { start -> (Double, Double) in
             let from = Int(start * 48_000)
-            return (rms(audio, channel: 0, from: from, count: 24_000), dominantFrequency(audio, channel: 0, from: from, count: 24_000))
+            return (rms(audio, channel: 0, from: from, count: 4_800), dominantFrequency(audio, channel: 0, from: from, count: 4_800))
         }
-        print("sound server tone, each half second from 0.5 s: \(windows.map { String(format: "rms %.2f %.0f Hz", $0.0, $0.1) })")
+        let onTone = windows.filter { abs($0.1 - 440) < 15 }.count
+        print("sound server tone: \(onTone) of \(windows.count) tenths at 440 Hz; "
+              + "\(windows.map { String(format: "%.2f/%.0f", $0.0, $0.1) })")
         #expect(windows.allSatisfy { $0.0 > 0.05 }, "\(windows); \(log)")
-        #expect(windows.filter { abs($0.1 - 440) < 10 }.count >= 3, "\(windows); \(log)")
+        #expect(onTone >= windows.count * 3 / 4, "\(windows); \(log)")
     }
 
     /// With no --audio and no capture device at all (no card, no sound server): one line,
