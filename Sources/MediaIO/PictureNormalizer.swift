@@ -13,6 +13,9 @@ final class PictureNormalizer {
     private var hdrKey: (Int32, Int32, Int32, Int32, Int, Int) = (0, 0, 0, 0, 0, 0)
     private var hdrPlanes: UnsafeMutablePointer<UInt16>?
     private var toneMap: ToneMap?
+    /// Tone mapping is the heaviest step of a source's frame: it takes both cores. Made with
+    /// the first HDR frame, so SDR sources start no thread.
+    private var toneFork: (fork: ForkJoin, job: ToneMap.Job)?
 
     deinit {
         sws_freeContext(scaler)
@@ -139,7 +142,13 @@ extension PictureNormalizer {
             source = ToneMap.Source(y: planes, yStride: size.width, u: u, v: v, chromaStride: chroma.width)
         }
         let buffer = reuse.flatMap { $0.size == size ? $0 : nil } ?? I420Buffer(size: size)
-        toneMap?.convertSIMD(source, into: buffer.view)
+        let split = toneFork ?? (ForkJoin(name: "dualcam-tonemap"), ToneMap.Job())
+        toneFork = split
+        split.job.map = toneMap
+        split.job.source = source
+        split.job.output = buffer.view
+        split.fork.run(split.job)
+        split.job.source = nil
         return (buffer.view, buffer, .bt709)
     }
 }
