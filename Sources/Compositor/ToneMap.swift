@@ -88,21 +88,7 @@ public struct ToneMap: Sendable {
     static let ootfScale = Float(1000 / referenceWhite), ootfPower: Float = 0.2
     static let signalPower = Float(1 / 2.4)
 
-    /// 10-bit limited-range planes, 4:2:0.
-    public struct Source: @unchecked Sendable {
-        public var y: UnsafePointer<UInt16>
-        public var yStride: Int
-        public var u: UnsafePointer<UInt16>
-        public var v: UnsafePointer<UInt16>
-        public var chromaStride: Int
-        public init(y: UnsafePointer<UInt16>, yStride: Int, u: UnsafePointer<UInt16>, v: UnsafePointer<UInt16>, chromaStride: Int) {
-            self.y = y
-            self.yStride = yStride
-            self.u = u
-            self.v = v
-            self.chromaStride = chromaStride
-        }
-    }
+    public typealias Source = TenBitPlanes
 
     /// A signal (clamped to 0...1) to linear light: display light for PQ, scene light for HLG.
     func linear(_ e: Float) -> Float {

@@ -7,11 +7,11 @@ import Compositor
 final class PictureNormalizer {
     private var scaler: OpaquePointer?
     private var key: (Int32, Int32, Int32, Int32, Int, Int) = (0, 0, 0, 0, 0, 0)
-    /// HDR pictures: their 10-bit 4:2:0 planes when the decoder gives another layout, and
-    /// the tone mapping (its tables are made once).
-    private var hdrScaler: OpaquePointer?
-    private var hdrKey: (Int32, Int32, Int32, Int32, Int, Int) = (0, 0, 0, 0, 0, 0)
-    private var hdrPlanes: UnsafeMutablePointer<UInt16>?
+    /// HDR and 10-bit pictures in another matrix: their 10-bit 4:2:0 planes when the decoder
+    /// gives another layout or size, and the tone mapping.
+    private var tenBitScaler: OpaquePointer?
+    private var tenBitKey: (Int32, Int32, Int32, Int32, Int, Int) = (0, 0, 0, 0, 0, 0)
+    private var tenBitBuffer: UnsafeMutablePointer<UInt16>?
     private var toneMap: ToneMap?
     /// Tone mapping is the heaviest step of a source's frame: it takes both cores. Made with
     /// the first HDR frame, so SDR sources start no thread.
@@ -19,8 +19,8 @@ final class PictureNormalizer {
 
     deinit {
         sws_freeContext(scaler)
-        sws_freeContext(hdrScaler)
-        hdrPlanes?.deallocate()
+        sws_freeContext(tenBitScaler)
+        tenBitBuffer?.deallocate()
     }
 
     /// The YUVJ formats (JPEG's full range, named in the format) as the plain ones: the
@@ -49,6 +49,10 @@ final class PictureNormalizer {
         let matrix = isRGB ? .bt709 : VideoReader.matrix(of: f.pointee.colorspace, height: Int(h))
         if !isRGB, let transfer = ToneMap.transfer(ffmpegTRC: Int32(f.pointee.color_trc.rawValue)) {
             return try toneMapped(f, transfer: transfer, path: path, fullRange: fullRange, into: reuse, size: size)
+        }
+        if !isRGB, (desc?.pointee.comp.0.depth ?? 8) > 8,
+           let conversion = ColorConversion.between(matrix, PiPCompositor.outputMatrix) {
+            return try narrowed(f, conversion: conversion, path: path, fullRange: fullRange, into: reuse, size: size)
         }
 
         if format == AV_PIX_FMT_YUV420P && !fullRange && f.pointee.linesize.0 > 0
@@ -103,44 +107,11 @@ extension PictureNormalizer {
         }
     }
 
-    /// An HDR picture (PQ or HLG) tone-mapped to SDR BT.709 (`ToneMap`), from its 10-bit
-    /// 4:2:0 planes: the decoder's own when it gives yuv420p10, else libswscale's (another
-    /// layout, bit depth, range or size), kept across frames.
+    /// An HDR picture (PQ or HLG) tone-mapped to SDR BT.709 (`ToneMap`).
     func toneMapped(_ f: UnsafeMutablePointer<AVFrame>, transfer: ToneMap.Transfer, path: String, fullRange: Bool,
                     into reuse: I420Buffer?, size: Size) throws(MediaError) -> (I420View, I420Buffer?, YCbCrMatrix) {
         if toneMap?.transfer != transfer { toneMap = ToneMap(transfer: transfer) }
-        let w = f.pointee.width, h = f.pointee.height
-        let format = AVPixelFormat(rawValue: f.pointee.format)
-        let chroma = Size(width: (size.width + 1) / 2, height: (size.height + 1) / 2)
-        let source: ToneMap.Source
-        if format == AV_PIX_FMT_YUV420P10LE && !fullRange && size == Size(width: Int(w), height: Int(h))
-            && f.pointee.linesize.0 > 0 && f.pointee.linesize.1 > 0 && f.pointee.linesize.1 == f.pointee.linesize.2,
-           let y = f.pointee.data.0, let u = f.pointee.data.1, let v = f.pointee.data.2 {
-            source = ToneMap.Source(y: UnsafeRawPointer(y).assumingMemoryBound(to: UInt16.self), yStride: Int(f.pointee.linesize.0) / 2,
-                                    u: UnsafeRawPointer(u).assumingMemoryBound(to: UInt16.self),
-                                    v: UnsafeRawPointer(v).assumingMemoryBound(to: UInt16.self), chromaStride: Int(f.pointee.linesize.1) / 2)
-        } else {
-            let k = (w, h, f.pointee.format, fullRange ? 1 as Int32 : 0, size.width, size.height)
-            if hdrScaler == nil || k != hdrKey {
-                sws_freeContext(hdrScaler)
-                hdrPlanes?.deallocate()
-                hdrScaler = sws_getContext(w, h, Self.withoutJ(format), Int32(size.width), Int32(size.height), AV_PIX_FMT_YUV420P10LE,
-                                           Int32(SWS_BILINEAR | SWS_ACCURATE_RND), nil, nil, nil)
-                guard hdrScaler != nil else {
-                    throw .undecodable(path: path, reason: "unsupported HDR pixel format \(format.rawValue)")
-                }
-                hdrKey = k
-                let table = sws_getCoefficients(SWS_CS_BT2020)
-                sws_setColorspaceDetails(hdrScaler, table, fullRange ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
-                hdrPlanes = .allocate(capacity: size.width * size.height + 2 * chroma.width * chroma.height)
-            }
-            guard let planes = hdrPlanes else { throw .undecodable(path: path, reason: "no memory for an HDR picture") }
-            let u = planes + size.width * size.height, v = u + chroma.width * chroma.height
-            let rc = Self.scale(hdrScaler, f, into: (UnsafeMutableRawPointer(planes), UnsafeMutableRawPointer(u), UnsafeMutableRawPointer(v)),
-                                strides: (2 * size.width, 2 * chroma.width, 2 * chroma.width))
-            guard rc > 0 else { throw .undecodable(path: path, reason: "HDR pixel format conversion failed") }
-            source = ToneMap.Source(y: planes, yStride: size.width, u: u, v: v, chromaStride: chroma.width)
-        }
+        let source = try tenBitPlanes(f, path: path, fullRange: fullRange, size: size)
         let buffer = reuse.flatMap { $0.size == size ? $0 : nil } ?? I420Buffer(size: size)
         let split = toneFork ?? (ForkJoin(name: "dualcam-tonemap"), ToneMap.Job())
         toneFork = split
@@ -150,6 +121,54 @@ extension PictureNormalizer {
         split.fork.run(split.job)
         split.job.source = nil
         return (buffer.view, buffer, .bt709)
+    }
+
+    /// A 10-bit (or deeper) SDR picture in another matrix than the output's, re-encoded and
+    /// cut to 8 bits in one rounding (`ColorConversion.narrowSIMD`).
+    func narrowed(_ f: UnsafeMutablePointer<AVFrame>, conversion: ColorConversion, path: String, fullRange: Bool,
+                  into reuse: I420Buffer?, size: Size) throws(MediaError) -> (I420View, I420Buffer?, YCbCrMatrix) {
+        let source = try tenBitPlanes(f, path: path, fullRange: fullRange, size: size)
+        let buffer = reuse.flatMap { $0.size == size ? $0 : nil } ?? I420Buffer(size: size)
+        conversion.narrowSIMD(source, into: buffer.view)
+        return (buffer.view, buffer, PiPCompositor.outputMatrix)
+    }
+
+    /// The picture's 10-bit limited-range 4:2:0 planes at `size`: the decoder's own when it
+    /// gives yuv420p10 at that size, else libswscale's (another layout, bit depth, range or
+    /// size), kept across frames. The matrix is left as it is.
+    func tenBitPlanes(_ f: UnsafeMutablePointer<AVFrame>, path: String, fullRange: Bool, size: Size) throws(MediaError) -> TenBitPlanes {
+        let w = f.pointee.width, h = f.pointee.height
+        let format = AVPixelFormat(rawValue: f.pointee.format)
+        let chroma = Size(width: (size.width + 1) / 2, height: (size.height + 1) / 2)
+        if format == AV_PIX_FMT_YUV420P10LE && !fullRange && size == Size(width: Int(w), height: Int(h))
+            && f.pointee.linesize.0 > 0 && f.pointee.linesize.1 > 0 && f.pointee.linesize.1 == f.pointee.linesize.2,
+           let y = f.pointee.data.0, let u = f.pointee.data.1, let v = f.pointee.data.2 {
+            return TenBitPlanes(y: UnsafeRawPointer(y).assumingMemoryBound(to: UInt16.self), yStride: Int(f.pointee.linesize.0) / 2,
+                                u: UnsafeRawPointer(u).assumingMemoryBound(to: UInt16.self),
+                                v: UnsafeRawPointer(v).assumingMemoryBound(to: UInt16.self), chromaStride: Int(f.pointee.linesize.1) / 2)
+        }
+        let k = (w, h, f.pointee.format, fullRange ? 1 as Int32 : 0, size.width, size.height)
+        if tenBitScaler == nil || k != tenBitKey {
+            sws_freeContext(tenBitScaler)
+            tenBitBuffer?.deallocate()
+            tenBitBuffer = nil
+            tenBitScaler = sws_getContext(w, h, Self.withoutJ(format), Int32(size.width), Int32(size.height), AV_PIX_FMT_YUV420P10LE,
+                                          Int32(SWS_BILINEAR | SWS_ACCURATE_RND), nil, nil, nil)
+            guard tenBitScaler != nil else {
+                throw .undecodable(path: path, reason: "unsupported 10-bit pixel format \(format.rawValue)")
+            }
+            tenBitKey = k
+            // The same table on both sides: only the range and the layout change here.
+            let table = sws_getCoefficients(SWS_CS_BT2020)
+            sws_setColorspaceDetails(tenBitScaler, table, fullRange ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
+            tenBitBuffer = .allocate(capacity: size.width * size.height + 2 * chroma.width * chroma.height)
+        }
+        guard let planes = tenBitBuffer else { throw .undecodable(path: path, reason: "no memory for a 10-bit picture") }
+        let u = planes + size.width * size.height, v = u + chroma.width * chroma.height
+        let rc = Self.scale(tenBitScaler, f, into: (UnsafeMutableRawPointer(planes), UnsafeMutableRawPointer(u), UnsafeMutableRawPointer(v)),
+                            strides: (2 * size.width, 2 * chroma.width, 2 * chroma.width))
+        guard rc > 0 else { throw .undecodable(path: path, reason: "10-bit pixel format conversion failed") }
+        return TenBitPlanes(y: planes, yStride: size.width, u: u, v: v, chromaStride: chroma.width)
     }
 }
 

@@ -69,4 +69,69 @@ import Testing
             }
         }
     }
+
+    /// A 10-bit SDR clip in BT.2020 (10-bit SDR phones and cameras record it so) is
+    /// re-encoded to BT.709 and cut to 8 bits in one rounding: every sample of the composed
+    /// picture within half a code value of the exact result computed here from FFmpeg's own
+    /// 10-bit decoding of the clip. Cut to 8 bits first and rounded again, as before, many
+    /// were a whole code off.
+    @Test(.timeLimit(.minutes(5)))
+    func aTenBitSDRClipInAnotherMatrixIsRoundedOnce() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let clip = dir.path("sdr10-bt2020.mp4"), out = dir.path("pip.mov")
+        try Self.makeClip(clip, transfer: "bt2020-10")
+        let r = try dualcam(["compose", clip, Reference.front, "-o", out, "--size", "\(Self.size.width)x\(Self.size.height)",
+                             "--codec", "h264", "--crf", "0", "--quiet"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let w = Self.size.width, h = Self.size.height, columns = w - 80
+        // BT.2020 Y'CbCr to BT.709, through R'G'B', in double precision. The layouts of the
+        // 8-bit output and of the 10-bit samples are the same, sample for sample.
+        func forward(_ kr: Double, _ kb: Double) -> [[Double]] {
+            let kg = 1 - kr - kb
+            return [[kr, kg, kb], [-kr / (2 * (1 - kb)), -kg / (2 * (1 - kb)), 0.5], [0.5, -kg / (2 * (1 - kr)), -kb / (2 * (1 - kr))]]
+        }
+        let to709 = forward(0.2126, 0.0722)
+        // R'G'B' from (Y', Pb, Pr) of BT.2020, then BT.709's rows applied.
+        func exact(_ y: Double, _ pb: Double, _ pr: Double) -> (Double, Double, Double) {
+            let kr = 0.2627, kb = 0.0593, kg = 1 - kr - kb
+            let r = y + 2 * (1 - kr) * pr, b = y + 2 * (1 - kb) * pb, g = (y - kr * r - kb * b) / kg
+            let c = to709.map { $0[0] * r + $0[1] * g + $0[2] * b }
+            return (c[0], c[1], c[2])
+        }
+        for index in [10, 45] {
+            let ours = try Decode.frame(out, index: index)
+            let raw = try Decode.frame(clip, index: index, pixelFormat: "yuv420p10le")
+            let ten = stride(from: 0, to: raw.count - 1, by: 2).map { Int(raw[$0]) | Int(raw[$0 + 1]) << 8 }
+            let cw = w / 2, lumaCount = w * h, chromaCount = cw * h / 2
+            var worst = 0.0, off = 0, total = 0
+            for row in 0..<h {
+                for x in 0..<columns {
+                    let c = (row / 2) * cw + x / 2
+                    let (yy, _, _) = exact((Double(ten[row * w + x]) - 64) / 876, (Double(ten[lumaCount + c]) - 512) / 896,
+                                           (Double(ten[lumaCount + chromaCount + c]) - 512) / 896)
+                    let e = abs(Double(ours[row * w + x]) - min(max(16 + 219 * yy, 0), 255))
+                    worst = max(worst, e)
+                    if e > 0.51 { off += 1 }
+                    total += 1
+                }
+            }
+            for row in 0..<(h / 2) {
+                for x in 0..<(columns / 2) {
+                    let c = row * cw + x
+                    let (_, pb, pr) = exact((Double(ten[2 * row * w + 2 * x]) - 64) / 876, (Double(ten[lumaCount + c]) - 512) / 896,
+                                            (Double(ten[lumaCount + chromaCount + c]) - 512) / 896)
+                    for (plane, value) in [(lumaCount, pb), (lumaCount + chromaCount, pr)] {
+                        let e = abs(Double(ours[plane + c]) - min(max(128 + 224 * value, 0), 255))
+                        worst = max(worst, e)
+                        if e > 0.51 { off += 1 }
+                        total += 1
+                    }
+                }
+            }
+            print(String(format: "10-bit BT.2020 SDR frame %d: worst error %.3f, %d of %d samples more than half a code off",
+                         index, worst, off, total))
+            #expect(off == 0, "frame \(index): \(off) of \(total) samples more than half a code off (worst \(worst))")
+        }
+    }
 }
