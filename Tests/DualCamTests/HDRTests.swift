@@ -134,4 +134,73 @@ import Testing
             #expect(off == 0, "frame \(index): \(off) of \(total) samples more than half a code off (worst \(worst))")
         }
     }
+
+    /// Makes an MP4 a Dolby Vision profile 8.4 file as phones write it: the HLG clip's HEVC
+    /// sample entry gets a `dvvC` box (the DOVIDecoderConfigurationRecord: version 1.0,
+    /// profile 8, level 4, RPU and base layer present, base-layer compatibility 4 = HLG).
+    /// The moov box must follow the media data, so no chunk offset moves. What this clip
+    /// lacks beside a phone's: the RPU NAL units (the dynamic metadata, type 62) in the
+    /// samples; the base layer is the same either way.
+    static func addDolbyVisionRecord(_ path: String) throws {
+        var d = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        func u32(_ o: Int) -> Int { d[o..<(o + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        func put32(_ o: Int, _ v: Int) { for i in 0..<4 { d[o + i] = UInt8(truncatingIfNeeded: v >> (8 * (3 - i))) } }
+        func type(_ o: Int) -> String { String(decoding: d[(o + 4)..<(o + 8)], as: UTF8.self) }
+        /// The first child box of one of those types between `start` and `end`.
+        func child(_ names: String..., start: Int, end: Int) throws -> Int {
+            var o = start
+            while o + 8 <= end {
+                if names.contains(type(o)) { return o }
+                let size = u32(o)
+                try #require(size >= 8, "box size \(size) at \(o)")
+                o += size
+            }
+            throw ProbeError(message: "no \(names) box in \(path)")
+        }
+        let moov = try child("moov", start: 0, end: d.count)
+        try #require(try child("mdat", start: 0, end: d.count) < moov, "moov before mdat: chunk offsets would move")
+        var ancestors = [moov]
+        for name in ["trak", "mdia", "minf", "stbl", "stsd"] {
+            let parent = ancestors.last!
+            ancestors.append(try child(name, start: parent + 8, end: parent + u32(parent)))
+        }
+        // Past stsd's version, flags and entry count. FFmpeg writes HEVC as hev1, phones as hvc1.
+        let stsd = ancestors.last!, entry = try child("hvc1", "hev1", start: stsd + 16, end: stsd + u32(stsd))
+        ancestors.append(entry)
+        // Profile (7 bits), level (6), RPU, enhancement layer and base layer present (1 each).
+        let flags = 8 << 9 | 4 << 3 | 1 << 2 | 0 << 1 | 1
+        let record: [UInt8] = [0, 0, 0, 32] + Array("dvvC".utf8) + [1, 0, UInt8(flags >> 8), UInt8(flags & 0xff)]
+            + [4 << 4, 0, 0, 0] + [UInt8](repeating: 0, count: 16)
+        // At the end of the sample entry, after hvcC and colr.
+        d.insert(contentsOf: record, at: entry + u32(entry))
+        for box in ancestors { put32(box, u32(box) + record.count) }
+        try Data(d).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// A Dolby Vision profile 8.4 clip (what recent iPhones record) is taken as its HLG base
+    /// layer: FFmpeg's ffprobe sees the Dolby Vision record, and the composed pictures are
+    /// the same bytes as those of the clip without it.
+    @Test(.timeLimit(.minutes(5)))
+    func aDolbyVisionProfile84ClipIsTakenAsItsHLGBaseLayer() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let hlg = dir.path("hlg.mp4"), dolby = dir.path("dolby-vision-8.4.mp4")
+        try Self.makeClip(hlg, transfer: "arib-std-b67")
+        try FileManager.default.copyItem(atPath: hlg, toPath: dolby)
+        try Self.addDolbyVisionRecord(dolby)
+        let video = try #require(try Probe(dolby).streams.first { $0["codec_type"] as? String == "video" })
+        let sideData = video["side_data_list"] as? [[String: Any]] ?? []
+        let record = try #require(sideData.first { ($0["side_data_type"] as? String)?.contains("DOVI") == true },
+                                  "ffprobe sees no Dolby Vision record: \(video)")
+        #expect(record["dv_profile"] as? Int == 8 && record["dv_bl_signal_compatibility_id"] as? Int == 4, "\(record)")
+        var composed: [[UInt8]] = []
+        for clip in [hlg, dolby] {
+            let out = dir.path("pip-\(composed.count).mov")
+            let r = try dualcam(["compose", clip, Reference.front, "-o", out, "--size", "\(Self.size.width)x\(Self.size.height)",
+                                 "--codec", "h264", "--crf", "0", "--quiet"])
+            try #require(r.status == 0, "\(clip): \(r.stderr)")
+            composed.append(try Decode.frame(out, index: 10) + Decode.frame(out, index: 45))
+        }
+        #expect(composed[0] == composed[1], "the Dolby Vision clip composes unlike its base layer")
+    }
 }
