@@ -16,6 +16,9 @@ public final class ALSACapture {
     private var status: OpaquePointer?
     /// Whether the device stamps its position with CLOCK_MONOTONIC (sw params accepted).
     private var kernelStamps = false
+    /// Whether a sound card is behind the device. Not behind ALSA's `default` on a desktop:
+    /// that is the sound server (PipeWire, PulseAudio), whose stream has no card number.
+    public private(set) var hasCard = true
     /// Channels of what `read` hands out: 1 or 2.
     public private(set) var channels: Int = 2
     public let sampleRate: Int = 48_000
@@ -77,6 +80,17 @@ public final class ALSACapture {
         }
         kernelStamps = Self.enableMonotonicStamps(handle)
         if snd_pcm_status_malloc(&status) < 0 { status = nil }
+        hasCard = Self.card(of: handle) != nil
+    }
+
+    /// The card number of an open PCM, nil for a software device (a plugin, a sound server).
+    static func card(of handle: OpaquePointer) -> Int32? {
+        var info: OpaquePointer?
+        guard snd_pcm_info_malloc(&info) >= 0 else { return nil }
+        defer { snd_pcm_info_free(info) }
+        guard snd_pcm_info(handle, info) >= 0 else { return nil }
+        let card = snd_pcm_info_get_card(info)
+        return card >= 0 ? card : nil
     }
 
     /// "busy: pipewire (pid 812) has it open; ...": a desktop's sound server holds its cards

@@ -12,6 +12,12 @@
 /// single stamp far off the trend is a late stamp, not lost sound (seen in the emulated VM:
 /// one stamp 17 ms late became 793 samples of silence, then took the loop seconds to undo),
 /// and moves the smoothed error by at most `gapSamples` times the smoothing.
+///
+/// A sound server's stream (`fillsUnreportedGaps` false) gets silence only for an overrun it
+/// reports. Its stamps step forward when the server's graph runs late (PipeWire without
+/// real-time priority, on a busy machine: steps of 16-20 ms) while no sample of the stream
+/// is lost; silence put there was a click in continuous sound, twice in three seconds of a
+/// tone. The loop takes such a step up slowly instead.
 struct DriftCorrector {
     static let sampleRate = 48_000.0
     /// Samples of correction per period for each sample of smoothed error, and the integral's
@@ -29,6 +35,11 @@ struct DriftCorrector {
     /// A gap longer than this (the machine slept, the clock stepped) is not filled: the
     /// placement starts afresh after it.
     static let longestGap = 60.0
+
+    /// Whether a shortfall the device did not report is taken for lost sound (see above).
+    let fillsUnreportedGaps: Bool
+
+    init(fillsUnreportedGaps: Bool = true) { self.fillsUnreportedGaps = fillsUnreportedGaps }
 
     private(set) var start: Double?
     /// Samples placed so far: captured, stretched or shrunk, plus silence for gaps.
@@ -91,7 +102,7 @@ struct DriftCorrector {
         }
         shortPeriods += 1
         leastShortfall = min(leastShortfall, shortfall + trend)
-        guard afterLoss || shortPeriods >= Self.gapConfirmPeriods else { return 0 }
+        guard afterLoss || (fillsUnreportedGaps && shortPeriods >= Self.gapConfirmPeriods) else { return 0 }
         // The least of the periods seen: a late stamp among them cannot inflate the gap.
         let fill = afterLoss ? shortfall + trend : leastShortfall
         shortPeriods = 0

@@ -13,7 +13,7 @@ final class LiveAudio: @unchecked Sendable {
     let capture: ALSACapture
     private let lock = NSLock()
     private let captured = SampleQueue()
-    private var corrector = DriftCorrector()
+    private var corrector: DriftCorrector
     private var placed = false
     private var toDrop = 0
     private(set) var overruns = 0
@@ -26,7 +26,10 @@ final class LiveAudio: @unchecked Sendable {
     /// Told once, from the capture thread, when the microphone is dropped.
     var onLost: (String) -> Void = { _ in }
 
-    init(device: String) throws(MediaError) { capture = try ALSACapture(device: device) }
+    init(device: String) throws(MediaError) {
+        capture = try ALSACapture(device: device)
+        corrector = DriftCorrector(fillsUnreportedGaps: capture.hasCard)
+    }
 
     /// Starts the device at once (so its sound covers everything recorded after this
     /// returns), and the thread that reads it.

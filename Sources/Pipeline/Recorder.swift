@@ -203,7 +203,8 @@ public final class Recorder {
             live = found
         }
         let f = live.capture.deviceFormat
-        log("\(live.capture.device): \(f)" + (live.capture.converts ? ", converted to 48 kHz \(live.capture.channels == 1 ? "mono" : "stereo")" : ""))
+        log("\(live.capture.device): \(f)" + (live.capture.converts ? ", converted to 48 kHz \(live.capture.channels == 1 ? "mono" : "stereo")" : "")
+            + (live.capture.hasCard ? "" : " (no sound card behind it: a sound server)"))
         return live
     }
 

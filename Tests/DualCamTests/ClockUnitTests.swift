@@ -99,6 +99,37 @@ import Testing
         #expect(silences.filter { $0 > 0 }.count == 1 && abs(silences.reduce(0, +) - 4800) <= 10, "\(silences)")
     }
 
+    /// A sound server's stream: its stamps step forward 16 ms and stay there (its graph ran
+    /// late, as PipeWire's does on a busy machine) while no sample is lost. No silence goes
+    /// in (that was a click in continuous sound); the loop takes the step up, at most three
+    /// samples a period, and within 10 s the placement follows the stamps again.
+    @Test func aSoundServersStampStepIsTakenUpWithoutSilence() {
+        var c = DriftCorrector(fillsUnreportedGaps: false)
+        var t = 5.0
+        var silences = 0, steepest = 0
+        for i in 0..<1_500 {
+            if i == 300 { t += 0.016 }
+            let placed = c.place(count: 480, capturedAt: t)
+            silences += placed.silence
+            steepest = max(steepest, abs(placed.length - 480))
+            t += 0.01
+        }
+        let behind = (t - 0.01 - 5.0) * 48_000 - Double(c.placed - 480)
+        #expect(silences == 0, "\(silences) samples of silence")
+        #expect(steepest <= DriftCorrector.maxStep)
+        #expect(abs(behind) < 96, "still \(behind) samples off the stamps")
+        // The same step on a card's stream is lost sound: filled once.
+        var card = DriftCorrector()
+        t = 5.0
+        var filled = 0
+        for i in 0..<400 {
+            if i == 300 { t += 0.016 }
+            filled += card.place(count: 480, capturedAt: t).silence
+            t += 0.01
+        }
+        #expect(abs(filled - 768) <= 10, "\(filled)")
+    }
+
     @Test func aLateStampIsNotTakenForLostSound() {
         var c = DriftCorrector()
         var t = 5.0
