@@ -6,11 +6,11 @@ import MediaIO
 /// goes round: the composer takes a free one and composes into it, the encoder takes it as
 /// it is (no copy) and gives it back. A picture composed in place (a camera's own frame
 /// with the inset drawn in) is sent instead of the pool frame, which then only stands for
-/// its place in the queue: the queue never holds more pictures than the pool has frames. When none is free the
-/// encoder is a whole pool (about a second) behind: the composer does not wait (that would
-/// stall the clock and later fill the missed slots with pictures from the future); the slot
-/// repeats the previous picture instead, so time and sync hold and the picture freezes
-/// until the encoder catches up.
+/// its place in the queue: the queue never holds more pictures than the pool has frames.
+/// The recorder keeps the encoder within half a second of real time (`lag`): slots it
+/// cannot take in time are skipped,
+/// never waited for (that would stall the clock and later fill the missed slots with
+/// pictures from the future).
 final class EncodeQueue: @unchecked Sendable {
     enum Acquisition {
         case canvas(EncoderFrame)
@@ -37,6 +37,39 @@ final class EncodeQueue: @unchecked Sendable {
     var liveAudio: LiveAudio?
     private var origin: Double?
     private var framesEncoded = 0
+
+    /// Whether `finish` sent the last slot, skipped before, after all.
+    private(set) var lastSlotRefilled = false
+    /// The slot being encoded now, if any.
+    private var encoding: Int?
+
+    /// Seconds one frame takes the encoder (picture and sound), smoothed over the last few.
+    private var secondsPerFrame = 0.0
+
+    /// How far behind real time the encoder is when slot `slot` is due: in slots, after the
+    /// oldest one not yet encoded (0 when all are); and in seconds, the time the frames
+    /// waiting (and the one being encoded) will take it at its recent speed.
+    func lag(at slot: Int) -> (slots: Int, seconds: Double) {
+        condition.lock(); defer { condition.unlock() }
+        let slots = (encoding ?? queued.first?.index).map { max(0, slot - $0) } ?? 0
+        return (slots, Double(queued.count + (encoding == nil ? 0 : 1)) * secondsPerFrame)
+    }
+
+    /// Drops the oldest slots waiting until what is left takes the encoder at most `seconds`
+    /// at its recent speed (one always stays); returns how many were dropped. Slots queued
+    /// before the encoder's speed was known (its first frames) can otherwise take it many
+    /// times their length on a machine too slow for it.
+    func trim(toSeconds seconds: Double) -> Int {
+        condition.lock(); defer { condition.unlock() }
+        guard secondsPerFrame > 0 else { return 0 }
+        var dropped = 0
+        while queued.count > 1 && Double(queued.count + (encoding == nil ? 0 : 1)) * secondsPerFrame > seconds {
+            let oldest = queued.removeFirst()
+            if let token = oldest.token { free.append(token) }
+            dropped += 1
+        }
+        return dropped
+    }
 
     /// Frames encoded and handed to the muxer so far.
     var encodedFrames: Int {
@@ -113,9 +146,15 @@ final class EncodeQueue: @unchecked Sendable {
         return failure
     }
 
-    /// Encodes what is queued, then returns (the file is not finished here).
-    func finish() throws(MediaError) {
+    /// Encodes what is queued, then returns (the file is not finished here). `lastSlot`:
+    /// the slot the file ends with; when it was skipped (the encoder behind), the picture
+    /// before it is sent there again, so the file is as long as what was recorded.
+    func finish(lastSlot: Int? = nil) throws(MediaError) {
         condition.lock()
+        if let lastSlot, let last = queued.last?.index ?? encoding ?? (framesEncoded > 0 ? framesEncoded - 1 : nil), last < lastSlot {
+            queued.append((lastSlot, nil, nil))
+            lastSlotRefilled = true
+        }
         finishing = true
         condition.broadcast()
         condition.unlock()
@@ -147,16 +186,24 @@ final class EncodeQueue: @unchecked Sendable {
                 break
             }
             let (index, picture, token) = queued.removeFirst()
+            encoding = index
             condition.unlock()
+            let started = monotonicNow()
             do {
                 // A repeat sends the last picture again (slot 0 is never a repeat).
                 if let picture = picture ?? lastSent?.picture {
                     try writer.writeVideoFrame(picture, index: Int64(index))
                 }
-                condition.lock(); framesEncoded = index + 1; condition.unlock()
                 // Audio up to this frame's end, as far as it has been captured.
                 try addAudio(upTo: (index + 1) * samplesPerFrame, padding: false)
                 try writer.writeAudio(from: audio, final: false)
+                let took = monotonicNow() - started
+                condition.lock()
+                framesEncoded = index + 1
+                encoding = nil
+                // Not the first frame: it sets the encoder up and takes several times longer.
+                if index > 0 { secondsPerFrame = secondsPerFrame == 0 ? took : 0.8 * secondsPerFrame + 0.2 * took }
+                condition.unlock()
             } catch {
                 fail(error)
                 break

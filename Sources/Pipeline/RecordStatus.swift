@@ -12,8 +12,8 @@ public struct RecordStatus: Sendable {
     public var audioPeak: Float?
     /// The source shown full frame.
     public var fullFrame: String
-    /// Frames frozen so far while the encoder caught up.
-    public var encoderBehindFrames: Int
+    /// Slots skipped so far while the encoder was behind.
+    public var encoderSkippedFrames: Int
 }
 
 /// Makes a `RecordStatus` every `interval` seconds out of the recorder's running counts.
@@ -24,7 +24,7 @@ struct StatusReporter {
 
     /// A status when one is due at `now`, else nil.
     mutating func due(now: Double, frames: Int, fps: Int, latencies: [Double], repeated: Int, dropped: Int,
-                      encoderBehind: Int, fullFrame: String, audio: () -> Float?) -> RecordStatus? {
+                      encoderSkipped: Int, fullFrame: String, audio: () -> Float?) -> RecordStatus? {
         guard let last = lastAt else {
             (lastAt, lastFrames) = (now, frames)
             return nil
@@ -35,6 +35,6 @@ struct StatusReporter {
         let p99 = Array(latencies.suffix(fps)).sorted().nearestRank(0.99) * 1000
         return RecordStatus(seconds: Double(frames) / Double(fps), framesPerSecond: rate, repeatedFrames: repeated,
                             droppedBackFrames: dropped, latencyP99Ms: p99, audioPeak: audio(), fullFrame: fullFrame,
-                            encoderBehindFrames: encoderBehind)
+                            encoderSkippedFrames: encoderSkipped)
     }
 }

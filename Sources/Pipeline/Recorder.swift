@@ -67,9 +67,9 @@ public struct RecordSummary: Sendable, Codable {
     public var cameraUntrustedStamps: Int
     /// Output frames whose main picture took the inset where it was captured, with no copy.
     public var composedInPlace: Int
-    /// Output frames that repeat the previous picture because the encoder was a whole
-    /// canvas pool (about a second) behind: time and sync are kept, the picture freezes.
-    public var encoderBehindFrames: Int
+    /// Slots skipped because the encoder was behind (slower than real time, see `skipped`):
+    /// the picture before holds longer, the sound is untouched, time and sync are kept.
+    public var encoderSkippedFrames: Int
     /// Samples the live audio gained (positive) or lost (negative) to follow the cameras'
     /// clock: a microphone whose clock runs 0.1 % fast loses 48 per second.
     public var audioDriftCorrection: Int
@@ -145,7 +145,7 @@ public final class Recorder {
     /// What the loop that fills the slots counted.
     struct Counts {
         var latencies: [Double] = []
-        var repeated = 0, droppedBack = 0, encoderBehind = 0, composedInPlace = 0
+        var repeated = 0, droppedBack = 0, encoderSkipped = 0, composedInPlace = 0
         var swapsSeen = 0
         var swap = LiveSwap()
         var fullFrame = ""
@@ -189,6 +189,7 @@ public final class Recorder {
         sources.stopAll()
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
         try close(file, queue: queue, clock: clock)
+        if queue.lastSlotRefilled { counts.encoderSkipped -= 1 }
         return summary(clock: clock, counts: counts, sources: sources.all, audio: liveAudio)
     }
 
@@ -319,11 +320,13 @@ public final class Recorder {
             }
             let first = clock.next
             let (repeats, shows) = clock.due(pictureAt: frame.timestamp)
-            for slot in first..<(first + repeats) { queue.submitRepeat(index: slot) }
+            for slot in first..<(first + repeats) where !skipped(slot, queue: queue, counts: &counts) {
+                queue.submitRepeat(index: slot)
+            }
             counts.repeated += repeats + max(0, shows - 1)
             // A picture past the requested duration is not a drop.
             if repeats + shows == 0 && !clock.isComplete { counts.droppedBack += 1 }
-            for slot in (first + repeats)..<(first + repeats + shows) {
+            for slot in (first + repeats)..<(first + repeats + shows) where !skipped(slot, queue: queue, counts: &counts) {
                 guard compose(frame, slot: slot, counts: &counts, sources: sources, queue: queue,
                               compositor: compositor) else { return }
             }
@@ -331,10 +334,43 @@ public final class Recorder {
         }
     }
 
+    /// How far behind real time the encoder may fall: a second of slots (the oldest one
+    /// waiting), or half a second of its own time for what waits, at its recent speed per
+    /// frame (a slow encoder takes longer than a slot for each: x265 at 5 fps beside two
+    /// busy processes took 4.7 s for the 23 slots queued before a count of slots said it was
+    /// behind). Beyond that the encoder is slower than real time, and every slot queued would
+    /// only grow what a kill loses, what a stop waits for and the memory held. Not less: an
+    /// encoder that keeps up falls half a second behind now and then on these machines (a
+    /// 60 fps source's decoding beside it, a debug build), and catches up.
+    static let lagLimitSeconds = 1.0
+    static let drainLimitSeconds = 0.5
+
+    /// Whether slot `slot` is skipped because the encoder is that far behind: not queued at
+    /// all (the previous picture holds longer in the file; the sound goes on).
+    private func skipped(_ slot: Int, queue: EncodeQueue, counts: inout Counts) -> Bool {
+        guard slot > 0 else { return false }
+        let dropped = queue.trim(toSeconds: Self.drainLimitSeconds)
+        if dropped > 0 { noteSkipping(at: slot, counts: &counts); counts.encoderSkipped += dropped }
+        let lag = queue.lag(at: slot)
+        guard Double(lag.slots) >= Self.lagLimitSeconds * Double(options.video.framesPerSecond)
+                || lag.seconds >= Self.drainLimitSeconds else { return false }
+        noteSkipping(at: slot, counts: &counts)
+        counts.encoderSkipped += 1
+        return true
+    }
+
+    /// The one line that says frames are being skipped, the first time.
+    private func noteSkipping(at slot: Int, counts: inout Counts) {
+        guard counts.encoderSkipped == 0 else { return }
+        event(String(format: "at %.2f s the encoder is behind (slower than real time): skipping frames "
+                     + "until it catches up; the picture holds longer, the sound is untouched",
+                     Double(slot) / Double(options.video.framesPerSecond)))
+    }
+
     private func reportStatus(_ clock: SlotClock, _ counts: inout Counts, audio: LiveAudio?) {
         if let s = counts.reporter.due(now: monotonicNow(), frames: clock.next, fps: clock.fps, latencies: counts.latencies,
                                        repeated: counts.repeated, dropped: counts.droppedBack,
-                                       encoderBehind: counts.encoderBehind, fullFrame: counts.fullFrame,
+                                       encoderSkipped: counts.encoderSkipped, fullFrame: counts.fullFrame,
                                        audio: { audio?.takePeak() }) {
             status(s)
         }
@@ -360,12 +396,8 @@ public final class Recorder {
         case .failed: return false
         case let .canvas(c): canvas = c
         case .encoderBehind:
-            if counts.encoderBehind == 0 {
-                event(String(format: "at %.2f s the encoder is a second behind: repeating pictures until it catches up",
-                             Double(slot) / fps))
-            }
-            counts.encoderBehind += 1
-            queue.submitRepeat(index: slot)
+            // Every pool frame is queued or being encoded: skipped like a slot over the backlog.
+            counts.encoderSkipped += 1
             return true
         }
         let other = sources.other
@@ -419,7 +451,7 @@ public final class Recorder {
     private func close(_ file: RecordingFile, queue: EncodeQueue, clock: SlotClock) throws(RecordError) {
         willFinalize()
         let failure: MediaError?
-        do { try queue.finish(); failure = nil } catch { failure = error }
+        do { try queue.finish(lastSlot: clock.next > 0 ? clock.next - 1 : nil); failure = nil } catch { failure = error }
         let seconds = Double(queue.encodedFrames) / Double(clock.fps)
         if queue.encodedFrames == 0 {
             file.remove()
@@ -453,7 +485,7 @@ public final class Recorder {
                              cameraReopened: cameras.reduce(0) { $0 + $1.reopened },
                              cameraUntrustedStamps: cameras.reduce(0) { $0 + $1.untrustedStamps },
                              composedInPlace: counts.composedInPlace,
-                             encoderBehindFrames: counts.encoderBehind,
+                             encoderSkippedFrames: counts.encoderSkipped,
                              audioDriftCorrection: audio?.driftCorrection ?? 0,
                              audioSilenceInserted: audio?.silenceInserted ?? 0, events: events)
     }

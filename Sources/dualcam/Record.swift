@@ -156,7 +156,7 @@ struct Record: ParsableCommand {
                              s.output, s.frames, s.seconds, s.singleCamera ? ", single-camera mode" : "",
                              s.latencyP50Ms, s.latencyP99Ms, s.latencyMaxMs, s.repeatedFrames, s.droppedBackFrames,
                              s.cameraDroppedFrames,
-                             s.encoderBehindFrames > 0 ? ", \(s.encoderBehindFrames) frozen while the encoder caught up" : ""))
+                             s.encoderSkippedFrames > 0 ? ", \(s.encoderSkippedFrames) skipped while the encoder was behind" : ""))
             }
         } catch {
             keys.restore()
@@ -191,7 +191,7 @@ struct Record: ParsableCommand {
         let what = "\(settings.encoder) \(settings.preset) at \(settings.size) encodes \(Int(fps)) fps on this machine"
         let advice = "try a smaller --size, --codec h264 or a faster --preset"
         return fps < rate
-            ? "warning: \(what), under the \(Int(rate)) fps asked: the picture will freeze while it catches up (\(advice))"
+            ? "warning: \(what), under the \(Int(rate)) fps asked: frames will be skipped while it catches up (\(advice))"
             : "warning: \(what), little above the \(Int(rate)) fps asked: with the cameras' work beside it, it may fall behind (\(advice))"
     }
 
@@ -199,7 +199,7 @@ struct Record: ParsableCommand {
     static func statusText(_ s: RecordStatus) -> String {
         var text = String(format: "REC %@  %.1f fps  p99 %.1f ms  %d repeated  %d dropped", clockText(s.seconds),
                           s.framesPerSecond, s.latencyP99Ms, s.repeatedFrames, s.droppedBackFrames)
-        if s.encoderBehindFrames > 0 { text += "  \(s.encoderBehindFrames) frozen (encoder behind)" }
+        if s.encoderSkippedFrames > 0 { text += "  \(s.encoderSkippedFrames) skipped (encoder behind)" }
         if let peak = s.audioPeak { text += "  audio " + levelMeter(peak) }
         return text + "  full frame: \((s.fullFrame as NSString).lastPathComponent)"
     }

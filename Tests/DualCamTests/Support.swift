@@ -143,11 +143,14 @@ enum Decode {
     }
 
     /// Every frame of `path` shrunk to `side`x`side` (area average), as rgb24: one entry per frame.
-    static func thumbnails(_ path: String, side: Int = 8) throws -> [[UInt8]] {
+    /// `onGridOf`: one per slot of that rate, from the timestamps (a frame that lasts two
+    /// slots is there twice), rather than one per frame in the file.
+    static func thumbnails(_ path: String, side: Int = 8, onGridOf rate: Int? = nil) throws -> [[UInt8]] {
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("thumbs-\(UUID().uuidString).raw").path
         defer { try? FileManager.default.removeItem(atPath: tmp) }
-        let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", path, "-vf", "scale=\(side):\(side):flags=area",
-                                               "-f", "rawvideo", "-pix_fmt", "rgb24", "-y", tmp])
+        let grid = rate.map { ["-fps_mode", "cfr", "-r", "\($0)"] } ?? []
+        let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", path, "-vf", "scale=\(side):\(side):flags=area"] + grid
+                        + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-y", tmp])
         guard r.status == 0, let data = FileManager.default.contents(atPath: tmp) else {
             throw ProbeError(message: "ffmpeg could not decode \(path): \(r.stderr)")
         }
