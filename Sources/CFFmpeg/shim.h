@@ -15,6 +15,62 @@
 #include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Local input files, opened so that nothing but local files inside the input's own folder
+ * is read. Every name is a file: FFmpeg takes "take12:30.mov" for a URL of a protocol
+ * "take12" unless it is given as "file:take12:30.mov". A playlist (HLS, DASH, concat) can
+ * only open files in its folder, and only through the file protocol: nested opens go
+ * through dc_input_io_open, which resolves the name and refuses anything outside. */
+typedef int (*dc_io_open_fn)(struct AVFormatContext *, AVIOContext **, const char *, int, AVDictionary **);
+
+/* The context's opaque: FFmpeg's own io_open, then the folder. */
+typedef struct { dc_io_open_fn original; int refused; char folder[]; } dc_local_input;
+
+static int dc_input_io_open(struct AVFormatContext *s, AVIOContext **pb, const char *url, int flags,
+                            AVDictionary **options) {
+    dc_local_input *input = s->opaque;
+    const char *name = strncmp(url, "file:", 5) == 0 ? url + 5 : url;
+    char resolved[PATH_MAX];
+    if (!input || !realpath(name, resolved)) return AVERROR(EACCES);
+    size_t n = strlen(input->folder);
+    int inside = strncmp(resolved, input->folder, n) == 0
+        && (resolved[n] == '/' || resolved[n] == 0 || strcmp(input->folder, "/") == 0);
+    if (!inside) { input->refused = 1; return AVERROR(EPERM); }
+    return input->original(s, pb, url, flags, options);
+}
+
+/* Opens `file_url` ("file:" and the path) for input; `folder` is the real path of its
+ * folder, kept in the context's opaque (dc_close_local_input frees it). */
+static inline int dc_open_local_input(AVFormatContext **out, const char *file_url, const char *folder) {
+    AVFormatContext *ctx = avformat_alloc_context();
+    if (!ctx) return AVERROR(ENOMEM);
+    dc_local_input *input = malloc(sizeof(dc_local_input) + strlen(folder) + 1);
+    if (!input) { avformat_free_context(ctx); return AVERROR(ENOMEM); }
+    input->original = ctx->io_open;
+    input->refused = 0;
+    strcpy(input->folder, folder);
+    ctx->opaque = input;
+    ctx->io_open = dc_input_io_open;
+    AVDictionary *options = NULL;
+    av_dict_set(&options, "protocol_whitelist", "file", 0);
+    int rc = avformat_open_input(&ctx, file_url, NULL, &options);
+    av_dict_free(&options);
+    /* A demuxer may turn the refusal into an error of its own: the refusal is what to say. */
+    if (rc < 0) { if (input->refused) rc = AVERROR(EPERM); free(input); *out = NULL; return rc; }
+    *out = ctx;
+    return 0;
+}
+
+static inline void dc_close_local_input(AVFormatContext **ctx) {
+    if (!ctx || !*ctx) return;
+    void *opaque = (*ctx)->opaque;
+    avformat_close_input(ctx);
+    free(opaque);
+}
+
 /* Swift cannot import function-like or casting macros; these expose them. */
 
 static inline int dc_averror(int posix_errno) { return AVERROR(posix_errno); }

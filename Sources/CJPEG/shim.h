@@ -73,6 +73,8 @@ typedef struct dc_jpeg_layout {
     int plane_width[3], plane_rows[3], band_rows[3];
 } dc_jpeg_layout;
 
+#define DC_JPEG_MAX_PIXELS (8192 * 8192)
+
 /* Reads the header and starts a raw (planar, not upsampled) decode at 1/2^shift. */
 static inline int dc_jpeg_start(dc_jpeg *d, const uint8_t *jpeg, size_t size, int shift, dc_jpeg_layout *out) {
     d->damaged = 0;
@@ -80,6 +82,13 @@ static inline int dc_jpeg_start(dc_jpeg *d, const uint8_t *jpeg, size_t size, in
     if (setjmp(d->jump)) { jpeg_abort_decompress(&d->cinfo); return -1; }
     jpeg_mem_src(&d->cinfo, jpeg, (unsigned long)size);
     jpeg_read_header(&d->cinfo, TRUE);
+    /* Before anything is allocated for it: a damaged or crafted header can say 65500x65500. */
+    if ((uint64_t)d->cinfo.image_width * d->cinfo.image_height > (uint64_t)DC_JPEG_MAX_PIXELS) {
+        snprintf(d->message, sizeof d->message, "a %ux%u picture, larger than 8192x8192",
+                 (unsigned)d->cinfo.image_width, (unsigned)d->cinfo.image_height);
+        jpeg_abort_decompress(&d->cinfo);
+        return -1;
+    }
     d->cinfo.raw_data_out = TRUE;
     d->cinfo.dct_method = JDCT_ISLOW;
     d->cinfo.scale_num = 1;

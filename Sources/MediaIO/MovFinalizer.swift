@@ -99,7 +99,7 @@ final class RemuxOutput {
         try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: reportedPath, reason: $0) }
         guard let ctx else { throw .cannotWrite(path: reportedPath, reason: "cannot allocate the muxer") }
         context = ctx
-        try check(avio_open(&context.pointee.pb, path, dc_avio_flag_write())) { .cannotWrite(path: reportedPath, reason: $0) }
+        try check(avio_open(&context.pointee.pb, InputContext.fileURL(path), dc_avio_flag_write())) { .cannotWrite(path: reportedPath, reason: $0) }
         opened = true
     }
 

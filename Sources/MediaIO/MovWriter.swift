@@ -79,7 +79,7 @@ public final class MovWriter {
             if let location = metadata.location {
                 av_dict_set(&context.pointee.metadata, "location", location, 0)
             }
-            try check(avio_open(&context.pointee.pb, path, dc_avio_flag_write())) { .cannotWrite(path: shown, reason: $0) }
+            try check(avio_open(&context.pointee.pb, InputContext.fileURL(path), dc_avio_flag_write())) { .cannotWrite(path: shown, reason: $0) }
             opened = true
             var options: OpaquePointer?
             switch layout {

@@ -72,26 +72,40 @@ final class InputContext {
     let pointer: UnsafeMutablePointer<AVFormatContext>
     let path: String
 
+    /// The largest picture a decoder is allowed to make: 8192x8192 (a crafted file's header
+    /// could otherwise make it allocate gigabytes).
+    static let maxPixels: Int64 = 8192 * 8192
+
+    /// A local file, and only that: see `dc_open_local_input` (a name with a colon is a
+    /// file; a playlist reads nothing outside its own folder).
     init(path: String) throws(MediaError) {
         self.path = path
+        // Where it really is, as the nested opens are compared in C (realpath on both sides).
+        let named = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let folder = realpath(named, nil).map { p in defer { free(p) }; return String(cString: p) } ?? named
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        let rc = avformat_open_input(&ctx, path, nil, nil)
+        let rc = dc_open_local_input(&ctx, Self.fileURL(path), folder)
         guard rc >= 0, let ctx else {
             throw .cannotOpen(path: path, reason: rc == dc_averror_invaliddata()
-                              ? "not a media file FFmpeg can read" : averrorText(rc))
+                              ? "not a media file FFmpeg can read"
+                              : rc == dc_averror(EPERM) ? "it names files outside its folder, which are not read"
+                              : averrorText(rc))
         }
         pointer = ctx
         let info = avformat_find_stream_info(ctx, nil)
         if info < 0 {
             var p: UnsafeMutablePointer<AVFormatContext>? = ctx
-            avformat_close_input(&p)
+            dc_close_local_input(&p)
             throw .cannotOpen(path: path, reason: averrorText(info))
         }
     }
 
+    /// `path` as FFmpeg's file protocol names it: never taken for another protocol's URL.
+    static func fileURL(_ path: String) -> String { "file:" + path }
+
     deinit {
         var p: UnsafeMutablePointer<AVFormatContext>? = pointer
-        avformat_close_input(&p)
+        dc_close_local_input(&p)
     }
 
     func stream(_ index: Int32) -> UnsafeMutablePointer<AVStream> { pointer.pointee.streams[Int(index)]! }
@@ -108,7 +122,11 @@ final class InputContext {
         guard let codec = avcodec_find_decoder(par.pointee.codec_id), let ctx = CodecContext(codec: codec) else {
             throw .unsupportedCodec(path: path, codec: String(cString: avcodec_get_name(par.pointee.codec_id)))
         }
+        if Int64(par.pointee.width) * Int64(par.pointee.height) > Self.maxPixels {
+            throw .undecodable(path: path, reason: "its \(par.pointee.width)x\(par.pointee.height) pictures are larger than 8192x8192")
+        }
         try check(avcodec_parameters_to_context(ctx.pointer, par)) { .undecodable(path: path, reason: $0) }
+        ctx.pointer.pointee.max_pixels = Self.maxPixels
         ctx.pointer.pointee.pkt_timebase = st.pointee.time_base
         ctx.pointer.pointee.thread_count = threads
         try check(avcodec_open2(ctx.pointer, codec, nil)) { .undecodable(path: path, reason: $0) }

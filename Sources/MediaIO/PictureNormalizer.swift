@@ -256,6 +256,7 @@ public final class MJPEGDecoder {
         // Errors in the entropy-coded data are concealed by default: a camera frame with
         // them is skipped instead, not shown patched with grey.
         ctx.pointer.pointee.err_recognition = AV_EF_EXPLODE
+        ctx.pointer.pointee.max_pixels = InputContext.maxPixels
         try check(avcodec_open2(ctx.pointer, c, nil)) { .undecodable(path: name, reason: $0) }
     }
 

@@ -57,6 +57,31 @@ let samePicture = 25.0
 let otherPicture = 15.0
 
 @Suite(.serialized) struct ComposeTests {
+    /// Colons are ordinary in file names (times of day): an input and an output named with
+    /// them are files, not URLs of some protocol; a playlist inside its own folder is read.
+    @Test(.timeLimit(.minutes(3)))
+    func namesWithColonsAreFilesAndAPlaylistInItsFolderIsRead() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let input = dir.path("take 12:30.mp4"), out = dir.path("pip 12:31.mov")
+        try FileManager.default.copyItem(atPath: Env.fixture("back-16x9-30fps.mp4"), toPath: input)
+        let r = try dualcam(["compose", input, Reference.front, "-o", out, "--size", "640x360", "--quiet"])
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(Probe.number(try Probe("file:" + out).stream("video")?["duration"]).map { abs($0 - 3) < 0.1 } == true)
+        let recorded = dir.path("rec-12:30.mov")
+        let rec = try dualcam(["record", "--back", input, "--front", Reference.front, "--duration", "1", "--audio", "none",
+                               "--size", "640x360", "--skip-speed-check", "-o", recorded])
+        try #require(rec.status == 0, "\(rec.stderr)")
+        #expect(Probe.number(try Probe("file:" + recorded).stream("video")?["duration"]).map { abs($0 - 1) < 0.1 } == true)
+        let hls = dir.path("hls")
+        try FileManager.default.createDirectory(atPath: hls, withIntermediateDirectories: true)
+        let seg = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", "file:" + input, "-c", "copy",
+                                                 "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", "file:" + hls + "/in.m3u8"])
+        try #require(seg.status == 0, "\(seg.stderr)")
+        let fromPlaylist = try dualcam(["compose", hls + "/in.m3u8", Reference.front, "-o", dir.path("hls.mov"), "--size", "640x360", "--quiet"])
+        #expect(fromPlaylist.status == 0, "\(fromPlaylist.stderr)")
+    }
+
     /// One standard composition shared by the read-only checks below.
     static let standard: Result<(TempDir, String), any Error> = Result {
         try Env.requireFFmpegTools()

@@ -15,6 +15,20 @@ import Testing
     static let front = Env.fixture("front-4x3-25fps.mkv")
 
     static let cases: [Case] = [
+        Case(name: "a playlist naming a file outside its folder") { dir in
+            // An HLS playlist whose segments are in another folder (as one could name
+            // ../../secret): nothing outside the playlist's folder is read.
+            let media = dir.path("media"), mine = dir.path("mine")
+            try FileManager.default.createDirectory(atPath: media, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: mine, withIntermediateDirectories: true)
+            let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", good, "-c", "copy", "-f", "hls", "-hls_time", "1",
+                                                   "-hls_list_size", "0", media + "/in.m3u8"])
+            guard r.status == 0 else { throw ProbeError(message: r.stderr) }
+            let playlist = try String(contentsOfFile: media + "/in.m3u8", encoding: .utf8)
+                .replacingOccurrences(of: "\nin", with: "\n../media/in")
+            try playlist.write(toFile: mine + "/pip.m3u8", atomically: true, encoding: .utf8)
+            return (["compose", mine + "/pip.m3u8", front, "-o", dir.path("out.mov")], "names files outside its folder")
+        },
         Case(name: "missing file") { dir in
             (["compose", dir.path("nope.mp4"), front, "-o", dir.path("out.mov")], "nope.mp4")
         },

@@ -182,6 +182,38 @@ import Testing
         #expect(planes(buffer) == planes(expected), "padding changed the picture")
     }
 
+    /// A JPEG whose header says 65500x65500 (damaged, or made to) is refused before anything
+    /// is allocated for it (about 8 GB of planes), by both decoders: one line, and the memory
+    /// of the process stays where it was.
+    @Test(.timeLimit(.minutes(1)))
+    func aHugeJPEGHeaderIsRefusedBeforeAllocating() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        for format in ["yuvj422p", "yuvj444p"] {
+            var (_, jpeg) = try hdJPEG(dir, format, pixelFormat: format)
+            let sof = try #require((0..<(jpeg.count - 9)).first { jpeg[$0] == 0xFF && (jpeg[$0 + 1] == 0xC0 || jpeg[$0 + 1] == 0xC2) })
+            for offset in [5, 7] { jpeg[sof + offset] = 0xFF; jpeg[sof + offset + 1] = 0xDC }  // 65500
+            let before = residentKB()
+            let buffer = I420Buffer(size: Size(width: 1920, height: 1080))
+            let decoder = try MJPEGDecoder(name: "camera")
+            do {
+                _ = try jpeg.withUnsafeBytes { try decoder.decode($0, into: buffer) }
+                Issue.record("\(format): a 65500x65500 JPEG decoded")
+            } catch {
+                print("\(format): \(error)")
+                #expect(!"\(error)".contains("\n"))
+            }
+            #expect(residentKB() - before < 200_000, "\(format): resident memory grew by \(residentKB() - before) kB")
+        }
+    }
+
+    /// This process's resident memory, in kB.
+    func residentKB() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+    }
+
     /// JPEGs webcams do not send (4:4:4, greyscale) are left to libavcodec, and still right.
     @Test func otherSamplingsAreStillDecoded() throws {
         try Env.requireFFmpegTools()
