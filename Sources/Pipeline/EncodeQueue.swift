@@ -43,16 +43,25 @@ final class EncodeQueue: @unchecked Sendable {
     /// The slot being encoded now, if any.
     private var encoding: Int?
 
-    /// Seconds one frame takes the encoder (picture and sound), smoothed over the last few.
+    /// Seconds one frame takes the encoder (picture and sound): the median of the last few,
+    /// so that one write the disk held up (a second, in the emulated VM) does not pass for a
+    /// slow encoder; 0 until one is known.
     private var secondsPerFrame = 0.0
+    private var recentTimes: [Double] = []
 
     /// How far behind real time the encoder is when slot `slot` is due: in slots, after the
     /// oldest one not yet encoded (0 when all are); and in seconds, the time the frames
     /// waiting (and the one being encoded) will take it at its recent speed.
-    func lag(at slot: Int) -> (slots: Int, seconds: Double) {
+    func lag(at slot: Int) -> (slots: Int, seconds: Double, secondsPerFrame: Double) {
         condition.lock(); defer { condition.unlock() }
         let slots = (encoding ?? queued.first?.index).map { max(0, slot - $0) } ?? 0
-        return (slots, Double(queued.count + (encoding == nil ? 0 : 1)) * secondsPerFrame)
+        return (slots, Double(queued.count + (encoding == nil ? 0 : 1)) * secondsPerFrame, secondsPerFrame)
+    }
+
+    /// The encoder's recent time per frame (0 before its second frame).
+    var recentSecondsPerFrame: Double {
+        condition.lock(); defer { condition.unlock() }
+        return secondsPerFrame
     }
 
     /// Drops the oldest slots waiting until what is left takes the encoder at most `seconds`
@@ -202,7 +211,11 @@ final class EncodeQueue: @unchecked Sendable {
                 framesEncoded = index + 1
                 encoding = nil
                 // Not the first frame: it sets the encoder up and takes several times longer.
-                if index > 0 { secondsPerFrame = secondsPerFrame == 0 ? took : 0.8 * secondsPerFrame + 0.2 * took }
+                if index > 0 {
+                    if recentTimes.count == 9 { recentTimes.removeFirst() }
+                    recentTimes.append(took)
+                    secondsPerFrame = recentTimes.sorted()[recentTimes.count / 2]
+                }
                 condition.unlock()
             } catch {
                 fail(error)

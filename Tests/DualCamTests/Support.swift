@@ -143,6 +143,19 @@ enum Decode {
     }
 
     /// Every frame of `path` shrunk to `side`x`side` (area average), as rgb24: one entry per frame.
+    /// The frame shown at `seconds` into `path` (by timestamp: a recording that skipped slots
+    /// while its encoder was behind has fewer frames than slots), as raw `pixelFormat` bytes.
+    static func frame(_ path: String, atSeconds seconds: Double, pixelFormat: String = "yuv420p") throws -> [UInt8] {
+        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("frame-\(UUID().uuidString).raw").path
+        defer { try? FileManager.default.removeItem(atPath: tmp) }
+        let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", path, "-vf", "fps=30", "-ss", String(format: "%.3f", seconds),
+                                               "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", pixelFormat, "-y", tmp])
+        guard r.status == 0, let data = FileManager.default.contents(atPath: tmp), !data.isEmpty else {
+            throw ProbeError(message: "ffmpeg could not decode \(path) at \(seconds) s: \(r.stderr)")
+        }
+        return [UInt8](data)
+    }
+
     /// `onGridOf`: one per slot of that rate, from the timestamps (a frame that lasts two
     /// slots is there twice), rather than one per frame in the file.
     static func thumbnails(_ path: String, side: Int = 8, onGridOf rate: Int? = nil) throws -> [[UInt8]] {
