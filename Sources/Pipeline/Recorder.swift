@@ -154,6 +154,10 @@ public final class Recorder {
 
     public func run() throws(RecordError) -> RecordSummary {
         events = []
+        // Before any device is opened: a live recording's file is the one line there is.
+        if options.overwrite && RecordingLock.isHeld(options.output) {
+            throw .media(.cannotWrite(path: options.output, reason: RecordingLock.heldReason))
+        }
         // A device the user named first: a wrong --audio fails before anything else happens.
         // The default one after the cameras, so that no camera is the one line there is.
         let named = options.audio == .systemDefault ? nil : try openAudio()
@@ -185,7 +189,7 @@ public final class Recorder {
         let startedAt = monotonicNow()
         sources.startAll()
         fillSlots(&clock, &counts, sources: sources, queue: queue, compositor: compositor, startedAt: startedAt,
-                  audio: liveAudio)
+                  audio: liveAudio, file: file)
         sources.stopAll()
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
         try close(file, queue: queue, clock: clock)
@@ -305,7 +309,8 @@ public final class Recorder {
     /// The recording itself: each new back picture fills the slots due by then, until the
     /// duration is reached, a stop is asked for, the encoder fails or no source is left.
     private func fillSlots(_ clock: inout SlotClock, _ counts: inout Counts, sources: SourceSet,
-                           queue: EncodeQueue, compositor: PiPCompositor, startedAt: Double, audio: LiveAudio?) {
+                           queue: EncodeQueue, compositor: PiPCompositor, startedAt: Double, audio: LiveAudio?,
+                           file: RecordingFile) {
         while !shouldStop() && !clock.isComplete {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
             let at = Double(clock.next) / Double(clock.fps)
@@ -330,13 +335,15 @@ public final class Recorder {
                 guard compose(frame, slot: slot, counts: &counts, sources: sources, queue: queue,
                               compositor: compositor) else { return }
             }
+            // An OUT kept so far (--overwrite) is replaced once the take holds a picture.
+            if file.pending != nil { file.claimIfReady() }
             reportStatus(clock, &counts, audio: audio)
         }
     }
 
     /// How far behind real time the encoder may fall: a second of slots (the oldest one
-    /// waiting), or half a second of its own time for what waits, at its recent speed per
-    /// frame (a slow encoder takes longer than a slot for each: x265 at 5 fps beside two
+    /// waiting), or, when it is slower than real time, half a second of its own time for what
+    /// waits, at its recent speed per frame (a slow encoder takes longer than a slot for each: x265 at 5 fps beside two
     /// busy processes took 4.7 s for the 23 slots queued before a count of slots said it was
     /// behind). Beyond that the encoder is slower than real time, and every slot queued would
     /// only grow what a kill loses, what a stop waits for and the memory held. Not less: an
@@ -349,11 +356,18 @@ public final class Recorder {
     /// all (the previous picture holds longer in the file; the sound goes on).
     private func skipped(_ slot: Int, queue: EncodeQueue, counts: inout Counts) -> Bool {
         guard slot > 0 else { return false }
-        let dropped = queue.trim(toSeconds: Self.drainLimitSeconds)
-        if dropped > 0 { noteSkipping(at: slot, counts: &counts); counts.encoderSkipped += dropped }
+        let fps = Double(options.video.framesPerSecond)
+        // Its own time counts only when a frame takes it longer than a slot: then what waits
+        // never drains by itself. Faster than that, a backlog is a passing stall (the emulated
+        // VM has them every few seconds) and the count of slots alone decides.
+        let slower = queue.recentSecondsPerFrame > 1 / fps
+        if slower {
+            let dropped = queue.trim(toSeconds: Self.drainLimitSeconds)
+            if dropped > 0 { noteSkipping(at: slot, counts: &counts); counts.encoderSkipped += dropped }
+        }
         let lag = queue.lag(at: slot)
-        guard Double(lag.slots) >= Self.lagLimitSeconds * Double(options.video.framesPerSecond)
-                || lag.seconds >= Self.drainLimitSeconds else { return false }
+        guard Double(lag.slots) >= Self.lagLimitSeconds * fps || (slower && lag.seconds >= Self.drainLimitSeconds)
+        else { return false }
         noteSkipping(at: slot, counts: &counts)
         counts.encoderSkipped += 1
         return true

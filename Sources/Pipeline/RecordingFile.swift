@@ -9,36 +9,64 @@ import Glibc
 /// (fsync) as soon as the muxer completes it: a kill, a crash or a power cut leaves a file
 /// that plays up to about a second before the end (a fragment plus the encoder's delay). A clean stop turns it into a regular file with its index first
 /// (stream copy beside it, then an atomic rename over it).
+///
+/// An existing OUT (`--overwrite`) is replaced only once the new take holds a picture: until
+/// then the take is written beside it under a hidden name, renamed over OUT as soon as a
+/// fragment with a frame is in it (`claimIfReady`). The take's file carries an advisory lock
+/// (`RecordingLock`) for as long as the recording runs.
 final class RecordingFile {
     static let fragmentSeconds = 0.5
 
     let path: String
     let writer: MovWriter
+    /// Where the take is written while it cannot replace OUT yet; nil once it is at OUT.
+    private(set) var pending: String?
+    /// The open descriptor that holds the lock.
+    private let lockFD: Int32
+    /// The file's size with the header alone: more means a fragment is in it.
+    private var headerBytes: Int64 = 0
 
     init(options o: RecordOptions) throws(MediaError) {
         path = o.output
         var settings = o.video
         settings.inOrder = true
-        // The encoders before the file: one that cannot open must not cost an --overwrite'd OUT.
+        // The encoders before the file: one that cannot open must not cost anything at OUT.
         let video = try VideoEncoder(settings: settings), audio = try AudioEncoder(bitrate: settings.audioBitrate)
-        try Self.create(o.output, overwrite: o.overwrite)
+        let (fd, writePath) = try Self.create(o.output, overwrite: o.overwrite)
+        lockFD = fd
+        pending = writePath == o.output ? nil : writePath
         do {
-            writer = try MovWriter(path: o.output, video: video, audio: audio,
+            writer = try MovWriter(path: writePath, video: video, audio: audio,
                                    metadata: o.metadata, layout: .fragmented(seconds: Self.fragmentSeconds))
         } catch {
-            unlink(o.output)
+            unlink(writePath)
+            close(fd)
             throw error
         }
+        headerBytes = Self.size(writePath) ?? 0
     }
 
-    /// Claims OUT: refuses an existing file unless `overwrite`, and a folder always.
-    private static func create(_ path: String, overwrite: Bool) throws(MediaError) {
+    deinit { close(lockFD) }
+
+    /// The hidden name a take is written under beside OUT while OUT is kept.
+    static func pendingName(for path: String, pid: Int32 = getpid()) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).dualcam-\(pid).recording").path
+    }
+
+    /// Claims OUT: refuses a folder, an existing file unless `overwrite`, and a file a live
+    /// recording holds. Returns the locked descriptor and where to write.
+    private static func create(_ path: String, overwrite: Bool) throws(MediaError) -> (Int32, String) {
         var st = stat()
-        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotWrite(path: path, reason: "is a directory") }
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL)
+        let exists = lstat(path, &st) == 0
+        if exists && (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotWrite(path: path, reason: "is a directory") }
+        if exists && !overwrite { throw .outputExists(path: path) }
+        if exists && RecordingLock.isHeld(path) { throw .cannotWrite(path: path, reason: RecordingLock.heldReason) }
+        removeAbandoned(besides: path)
+        let target = exists ? pendingName(for: path) : path
         let mask = umask(0)
         umask(mask)
-        let fd = retryingEINTR { open(path, flags, 0o666 & ~mask) }
+        let fd = retryingEINTR { open(target, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666 & ~mask) }
         guard fd >= 0 else {
             if errno == EEXIST { throw .outputExists(path: path) }
             let reason = String(cString: strerror(errno))
@@ -49,23 +77,64 @@ final class RecordingFile {
             }
             throw .cannotWrite(path: path, reason: reason)
         }
-        close(fd)
+        guard RecordingLock.take(fd) else {
+            close(fd)
+            throw .cannotWrite(path: path, reason: RecordingLock.heldReason)
+        }
+        return (fd, target)
     }
 
-    /// Nothing was recorded: no empty file is left behind.
+    /// Hidden takes of OUT that a killed run left (nobody holds their lock): removed.
+    static func removeAbandoned(besides path: String) {
+        let url = URL(fileURLWithPath: path)
+        let prefix = ".\(url.lastPathComponent).dualcam-"
+        let folder = url.deletingLastPathComponent().path
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        where name.hasPrefix(prefix) && name.hasSuffix(".recording") {
+            let leftover = folder + "/" + name
+            if !RecordingLock.isHeld(leftover) { unlink(leftover) }
+        }
+    }
+
+    static func size(_ path: String) -> Int64? {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int64(st.st_size) : nil
+    }
+
+    /// Renames the take over OUT once a fragment is in it; true when it is at OUT.
+    @discardableResult
+    func claimIfReady() -> Bool {
+        guard let pending else { return true }
+        guard (Self.size(pending) ?? 0) > headerBytes, rename(pending, path) == 0 else { return false }
+        self.pending = nil
+        return true
+    }
+
+    /// Nothing was recorded: no empty file is left behind, and an OUT that was there stays.
     func remove() {
         writer.abandon()
-        unlink(path)
+        unlink(pending ?? path)
     }
 
     /// After a clean stop: the trailer, then the regular file in OUT's place.
     func finalize() throws(MediaError) -> MovFinalizer.Result {
         try writer.finish()
-        return try MovFinalizer.finalizeInPlace(path)
+        let result = try MovFinalizer.finalizeInPlace(pending ?? path)
+        if let pending {
+            guard rename(pending, path) == 0 else {
+                throw .cannotWrite(path: path, reason: "the take is at \(pending): " + String(cString: strerror(errno)))
+            }
+            self.pending = nil
+        }
+        return result
     }
 
-    /// After a failure mid-recording: closes the file as it stands; its complete fragments play.
-    func keepAsItIs() { writer.abandon() }
+    /// After a failure mid-recording: closes the file as it stands; its complete fragments
+    /// play. One that holds no picture yet does not replace OUT.
+    func keepAsItIs() {
+        writer.abandon()
+        if pending != nil && !claimIfReady(), let pending { unlink(pending) }
+    }
 
     /// Bytes free where OUT is, or nil when the file system does not say.
     static func freeBytes(near path: String) -> Int64? {

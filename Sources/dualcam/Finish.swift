@@ -29,6 +29,12 @@ struct Finish: ParsableCommand {
                 fail("\(file): not a fragmented recording (nothing to finish); copy it instead")
             }
             let destination = output ?? file
+            // A live recording's file is not taken from under it: it finishes it itself.
+            let held = try RecordingLock.hold(file)
+            defer { if let held { close(held) } }
+            if destination != file, RecordingLock.isHeld(destination) {
+                fail("\(destination): \(RecordingLock.heldReason)")
+            }
             let r = try MovFinalizer.finalize(file, into: destination, overwrite: overwrite)
             print(String(format: "finished %@: %d frames (%.2f s), %d audio packets%@", destination, r.videoFrames,
                          r.videoSeconds, r.audioPackets,

@@ -248,6 +248,73 @@ import Testing
         #expect(r.status == 1)
         #expect(r.stderrLines.last?.contains("nothing recorded, no file written") == true, "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out))
+        // With --overwrite, the take that was at OUT is kept: it is replaced only by a take
+        // that holds a picture. Nothing hidden is left beside it.
+        let old = Data("the previous take".utf8)
+        try old.write(to: URL(fileURLWithPath: out))
+        let again = try dualcam(["record", "--skip-speed-check", "--back", zeroed, "--overwrite", "-o", out])
+        #expect(again.status == 1, "\(again.stderr)")
+        #expect(FileManager.default.contents(atPath: out) == old, "the old take was destroyed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+    }
+
+    /// A live recording holds its file: `finish` and another `record --overwrite` on it
+    /// refuse in one line (before, both reported success and the take lost everything after),
+    /// and the recording ends complete, at OUT, as long as asked.
+    @Test(.timeLimit(.minutes(2)))
+    func aLiveRecordingsFileIsNotTakenFromUnderIt() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("live.mov"), camera = try Self.camera(in: dir)
+        try Data("an older take".utf8).write(to: URL(fileURLWithPath: out))
+        var finish: RunResult?, second: RunResult?
+        let r = try dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "4", "--size", "640x360",
+                             "--overwrite", "-o", out]) { _ in
+            Thread.sleep(forTimeInterval: 2.5)
+            finish = try? dualcam(["finish", out])
+            second = try? dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "1", "--overwrite", "-o", out])
+        }
+        #expect(r.status == 0, "\(r.stderr)")
+        for (name, refused) in [("finish", finish), ("record --overwrite", second)] {
+            #expect(refused?.status == 1 && refused?.stderrLines.count == 1
+                    && refused?.stderr.contains("is being recorded right now by another dualcam") == true,
+                    "\(name): \(refused?.stderr ?? "did not run")")
+        }
+        try Self.expectRegularFaststart(out)
+        #expect(abs(try Self.packetsEnd(out, stream: "v:0") - 4) < 0.1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+    }
+
+    /// A box size damaged in the middle of a killed recording makes the demuxer stop there as
+    /// if at the end: `finish` refuses in one line and leaves the fragmented file as it was,
+    /// rather than replace it with the part before the damage. A recording merely cut short
+    /// at its end is still finished.
+    @Test(.timeLimit(.minutes(2)))
+    func finishKeepsAFileItCannotReadToItsEnd() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("killed.mov")
+        let r = try dualcam(["record", "--skip-speed-check", "--back", try Self.camera(in: dir), "--size", "640x360",
+                             "--audio", "none", "-o", out]) { p in
+            Thread.sleep(forTimeInterval: 4)
+            kill(p.processIdentifier, SIGKILL)
+        }
+        #expect(r.status != 0)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+        let mdats = try MovAtoms.topLevel(out).filter { $0.type == "mdat" }
+        try #require(mdats.count >= 4, "\(mdats)")
+        let middle = Int(mdats[mdats.count / 2].offset)
+        for i in 0..<4 { bytes[middle + i] = [0x7F, 0xFF, 0xFF, 0xFF][i] }
+        let damaged = dir.path("damaged.mov")
+        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+        let f = try dualcam(["finish", damaged])
+        #expect(f.status == 1 && f.stderrLines.count == 1 && f.stderr.contains("the fragmented file is kept as it is"), "\(f.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: damaged)) == Data(bytes), "the damaged recording was replaced")
+        let cut = dir.path("cut.mov")
+        try Data(bytes.prefix(middle)).write(to: URL(fileURLWithPath: cut))
+        let c = try dualcam(["finish", cut])
+        #expect(c.status == 0, "\(c.stderr)")
+        try Self.expectRegularFaststart(cut)
     }
 
     @Test func finishRejectsWhatIsNotARecording() throws {
