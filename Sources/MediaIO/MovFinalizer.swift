@@ -32,12 +32,22 @@ public enum MovFinalizer {
 
         var result = Result()
         var videoEnd: Int64 = 0
+        /// Where the last packet read ends in the file.
+        var readUpTo: Int64 = 0
         var videoTimeBase = AVRational(num: 1, den: 1)
         let packet = Packet()
         while true {
             let rc = av_read_frame(input.pointer, packet.pointer)
-            // The end, or the point where a killed recording was cut: what came before is kept.
-            if rc < 0 { break }
+            // The end, or the point where a killed recording was cut (inside its last
+            // fragment): what came before is kept. Any other read error keeps the fragmented
+            // file as it is rather than put a shortened copy in its place.
+            if rc < 0 {
+                if rc == dc_averror_eof() { break }
+                let at = input.pointer.pointee.pb.map { avio_tell($0) } ?? 0
+                if let last = lastFragmentOffset(source), at >= last { break }
+                throw .damaged(path: reportedPath, reason: "cannot read past byte \(at) (\(averrorText(rc))): "
+                               + "the fragmented file is kept as it is")
+            }
             defer { packet.unref() }
             let p = packet.pointer
             guard let (out, type) = map[p.pointee.stream_index] else { continue }
@@ -45,6 +55,7 @@ public enum MovFinalizer {
                 result.incompleteSamples += 1
                 continue
             }
+            if p.pointee.pos >= 0 { readUpTo = max(readUpTo, p.pointee.pos + Int64(p.pointee.size)) }
             let inTimeBase = input.stream(p.pointee.stream_index).pointee.time_base
             if type == AVMEDIA_TYPE_VIDEO {
                 result.videoFrames += 1
@@ -63,9 +74,57 @@ public enum MovFinalizer {
         guard result.videoFrames > 0 else {
             throw .damaged(path: reportedPath, reason: "no complete video frame to keep")
         }
+        // The demuxer takes a box whose size runs past the end of the file for the end: a
+        // damaged size in the middle would leave every fragment after it out.
+        if let later = fragmentHeader(in: source, after: readUpTo), !isCutShortLastFragment(source, at: later) {
+            throw .damaged(path: reportedPath, reason: "a damaged box ends the reading at byte \(readUpTo), before the "
+                           + "fragment at byte \(later): the fragmented file is kept as it is")
+        }
         try output.finish()
         result.videoSeconds = Double(videoEnd) * av_q2d(videoTimeBase)
         return result
+    }
+
+    /// The offset of the first fragment header (a `moof` box holding an `mfhd`) at or after
+    /// `offset` in `path`, read in chunks; nil when there is none.
+    static func fragmentHeader(in path: String, after offset: Int64) -> Int64? {
+        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? file.close() }
+        guard (try? file.seek(toOffset: UInt64(max(offset, 0)))) != nil else { return nil }
+        let pattern = Array("moof".utf8), child = Array("mfhd".utf8)
+        var position = max(offset, 0), carry: [UInt8] = []
+        while let chunk = try? file.read(upToCount: 1 << 20), !chunk.isEmpty {
+            let bytes = carry + [UInt8](chunk), base = position - Int64(carry.count)
+            if bytes.count >= 16 {
+                for i in 4...(bytes.count - 12) where bytes[i] == pattern[0] && Array(bytes[i..<(i + 4)]) == pattern
+                    && Array(bytes[(i + 8)..<(i + 12)]) == child {
+                    return base + Int64(i - 4)
+                }
+            }
+            position += Int64(chunk.count)
+            carry = Array(bytes.suffix(15))
+        }
+        return nil
+    }
+
+    /// Whether the fragment at `offset` is where a killed recording was cut: its moof, or the
+    /// mdat after it, runs past the end of the file (a fragment is written in one piece, so
+    /// only the last one can be cut short).
+    static func isCutShortLastFragment(_ path: String, at offset: Int64) -> Bool {
+        guard let file = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? file.close() }
+        guard let end = try? file.seekToEnd(), (try? file.seek(toOffset: UInt64(offset))) != nil,
+              let moof = try? file.read(upToCount: 8), moof.count == 8 else { return true }
+        let moofSize = UInt64(moof.prefix(4).reduce(0) { $0 << 8 | UInt32($1) })
+        guard UInt64(offset) + moofSize + 8 <= end, (try? file.seek(toOffset: UInt64(offset) + moofSize)) != nil,
+              let mdat = try? file.read(upToCount: 8), mdat.count == 8 else { return true }
+        let mdatSize = UInt64(mdat.prefix(4).reduce(0) { $0 << 8 | UInt32($1) })
+        return UInt64(offset) + moofSize + mdatSize > end
+    }
+
+    /// Where the file's last fragment (moof) starts; nil when it has none.
+    static func lastFragmentOffset(_ path: String) -> Int64? {
+        (try? MovAtoms.topLevel(path))?.last { $0.type == "moof" }?.offset
     }
 
     /// Replaces the fragmented recording at `path` with its finalised form, atomically:
