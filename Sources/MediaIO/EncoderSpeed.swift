@@ -1,3 +1,4 @@
+import CFFmpeg
 import Compositor
 import Foundation
 
@@ -55,18 +56,49 @@ public enum EncoderSpeed {
             + "\(ProcessInfo.processInfo.activeProcessorCount)cpu"
     }
 
-    /// The remembered speed for `settings`, or a new measurement (then remembered).
-    public static func cachedOrMeasured(_ settings: VideoEncoderSettings, cache: URL?) throws(MediaError) -> (fps: Double, measured: Bool) {
+    /// One remembered measurement: what it was, when, and by which build.
+    struct Entry: Codable {
+        var fps: Double
+        /// Seconds since 1970.
+        var measuredAt: Double
+        /// `buildIdentity` when it was measured.
+        var build: String
+    }
+
+    /// A remembered figure older than this is measured again: machines change (a figure
+    /// taken in a busy moment was once kept for good and warned on every later recording).
+    public static let maxAge: Double = 7 * 24 * 3600
+
+    /// This dualcam binary and FFmpeg's libavcodec: another of either can encode at
+    /// another speed.
+    static let buildIdentity: String = {
+        var st = stat()
+        let exe = stat("/proc/self/exe", &st) == 0 ? "\(st.st_size)-\(st.st_mtim.tv_sec)" : "unknown"
+        return "dualcam \(exe) libavcodec \(avcodec_version())"
+    }()
+
+    /// The remembered speed for `settings`, or a new measurement (then remembered). A figure
+    /// is measured again when it is older than `maxAge`, came from another build or FFmpeg,
+    /// is not a plausible speed, or is under `rate` (a busy moment only ever makes it slower,
+    /// so the better of the two is kept and the warning rests on that).
+    public static func cachedOrMeasured(_ settings: VideoEncoderSettings, rate: Double = 0, cache: URL?,
+                                        now: Double = Date().timeIntervalSince1970) throws(MediaError) -> (fps: Double, measured: Bool) {
         let k = key(settings)
-        var known: [String: Double] = [:]
+        var known: [String: Entry] = [:]
+        // A table in an older layout (bare numbers) is read as empty: measured afresh.
         if let cache, let data = try? Data(contentsOf: cache),
-           let table = try? JSONDecoder().decode([String: Double].self, from: data) {
+           let table = try? JSONDecoder().decode([String: Entry].self, from: data) {
             known = table
-            if let fps = table[k] { return (fps, false) }
         }
-        let fps = try measure(settings)
+        var previous: Double?
+        if let entry = known[k], entry.fps.isFinite, entry.fps >= 0.1, entry.fps <= 100_000,
+           entry.build == buildIdentity, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge {
+            if entry.fps >= rate { return (entry.fps, false) }
+            previous = entry.fps
+        }
+        let fps = max(try measure(settings), previous ?? 0)
         if let cache {
-            known[k] = fps
+            known[k] = Entry(fps: fps, measuredAt: now, build: buildIdentity)
             try? FileManager.default.createDirectory(at: cache.deletingLastPathComponent(), withIntermediateDirectories: true)
             if let data = try? JSONEncoder().encode(known) { try? data.write(to: cache, options: .atomic) }
         }

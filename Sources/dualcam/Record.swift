@@ -184,14 +184,17 @@ struct Record: ParsableCommand {
     /// A warning when the encoder, as chosen, measured (or was measured before) too slow on
     /// this machine for real time, with what to change; nil when it keeps up.
     static func speedWarning(_ settings: VideoEncoderSettings) -> String? {
-        guard let (fps, _) = try? EncoderSpeed.cachedOrMeasured(settings, cache: EncoderSpeed.defaultCache) else { return nil }
         let rate = Double(settings.framesPerSecond)
+        guard let (fps, _) = try? EncoderSpeed.cachedOrMeasured(settings, rate: 1.2 * rate, cache: EncoderSpeed.defaultCache)
+        else { return nil }
         // Capture, decoding and composing share the CPU with it while recording.
         guard fps < 1.2 * rate else { return nil }
-        let what = "\(settings.encoder) \(settings.preset) at \(settings.size) encodes \(Int(fps)) fps on this machine"
+        // Never "0 fps": a slow figure keeps its tenth.
+        let figure = fps < 10 ? String(format: "%.1f", fps) : "\(Int(fps))"
+        let what = "\(settings.encoder) \(settings.preset) at \(settings.size) encodes \(figure) fps on this machine"
         let advice = "try a smaller --size, --codec h264 or a faster --preset"
         return fps < rate
-            ? "warning: \(what), under the \(Int(rate)) fps asked: frames will be skipped while it catches up (\(advice))"
+            ? "warning: \(what), under the \(Int(rate)) fps asked: frames will be skipped (\(advice))"
             : "warning: \(what), little above the \(Int(rate)) fps asked: with the cameras' work beside it, it may fall behind (\(advice))"
     }
 
