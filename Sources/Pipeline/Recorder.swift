@@ -9,6 +9,9 @@ public struct RecordOptions: Sendable {
     public var front: String?
     public var output: String
     public var duration: Double?
+    /// How many seconds of slots the encoder may fall behind before slots are skipped (a
+    /// test knob: the emulated VM's shared folder stalls writes for a second now and then).
+    public var maxEncoderLag = 1.0
     /// The size asked of the cameras: the output's by default, so the main picture is not
     /// scaled up. `captureGiven`: the user asked for it, and it is kept even when slow.
     public var capture = Size(width: 1920, height: 1080)
@@ -172,7 +175,9 @@ public final class Recorder {
         warnIfShortOfSpace()
         let fps = Int(options.video.framesPerSecond)
         let queue: EncodeQueue
-        do { queue = try EncodeQueue(writer: file.writer, canvas: options.layout.canvas, fps: fps) } catch {
+        // Frames enough for the lag allowed: running out of them skips slots too.
+        let depth = max(32, Int(options.maxEncoderLag * Double(fps)) + 2)
+        do { queue = try EncodeQueue(writer: file.writer, canvas: options.layout.canvas, depth: depth, fps: fps) } catch {
             file.remove()
             throw .media(error)
         }
@@ -341,7 +346,7 @@ public final class Recorder {
         }
     }
 
-    /// How far behind real time the encoder may fall: a second of slots (the oldest one
+    /// How far behind real time the encoder may fall: a second of slots (`maxEncoderLag`; the oldest one
     /// waiting), or, when it is slower than real time, half a second of its own time for what
     /// waits, at its recent speed per frame (a slow encoder takes longer than a slot for each: x265 at 5 fps beside two
     /// busy processes took 4.7 s for the 23 slots queued before a count of slots said it was
@@ -349,7 +354,6 @@ public final class Recorder {
     /// only grow what a kill loses, what a stop waits for and the memory held. Not less: an
     /// encoder that keeps up falls half a second behind now and then on these machines (a
     /// 60 fps source's decoding beside it, a debug build), and catches up.
-    static let lagLimitSeconds = 1.0
     static let drainLimitSeconds = 0.5
 
     /// Whether slot `slot` is skipped because the encoder is that far behind: not queued at
@@ -366,7 +370,7 @@ public final class Recorder {
             if dropped > 0 { noteSkipping(at: slot, counts: &counts); counts.encoderSkipped += dropped }
         }
         let lag = queue.lag(at: slot)
-        guard Double(lag.slots) >= Self.lagLimitSeconds * fps || (slower && lag.seconds >= Self.drainLimitSeconds)
+        guard Double(lag.slots) >= options.maxEncoderLag * fps || (slower && lag.seconds >= Self.drainLimitSeconds)
         else { return false }
         noteSkipping(at: slot, counts: &counts)
         counts.encoderSkipped += 1

@@ -52,6 +52,7 @@ struct Record: ParsableCommand {
     @Option(help: .hidden) var videoEncoder: String?
     // The emulated VM encodes far below real time by design: its scenarios skip the check.
     @Flag(help: .hidden) var skipSpeedCheck = false
+    @Option(help: .hidden) var maxEncoderLag: Double = 1
 
     static let longestDuration = 366.0 * 86_400
     static let largestCapture = Size(width: 8192, height: 8192)
@@ -96,6 +97,10 @@ struct Record: ParsableCommand {
         options.back = back
         options.front = front
         options.duration = duration
+        guard maxEncoderLag.isFinite, (0.1...60).contains(maxEncoderLag) else {
+            throw ValidationError("--max-encoder-lag must be 0.1-60 seconds; got \(maxEncoderLag)")
+        }
+        options.maxEncoderLag = maxEncoderLag
         // The output's size, not the hidden test canvas: the main picture is then not scaled up.
         options.capture = capture.flatMap { Size(parsing: $0) } ?? format.canvas
         options.captureGiven = capture != nil
