@@ -258,8 +258,15 @@ final class KeyboardControl: @unchecked Sendable {
     }
 
     func start() {
+        // A recording in the background (`record ... &`, or Ctrl-Z then `bg`) must go on: the
+        // terminal stops a background process that reads it or sets its modes, unless these
+        // are ignored (a read then fails with EIO, and is tried again until it is in front).
+        signal(SIGTTIN, SIG_IGN)
+        signal(SIGTTOU, SIG_IGN)
         var raw = false
-        if isatty(0) == 1 {
+        // Keys only when in front: a background job changing the terminal's modes would
+        // leave the user's shell without echo.
+        if isatty(0) == 1 && tcgetpgrp(0) == getpgrp() {
             var t = termios()
             if tcgetattr(0, &t) == 0 {
                 saved = t
@@ -272,7 +279,13 @@ final class KeyboardControl: @unchecked Sendable {
         let thread = Thread {
             var byte: UInt8 = 0
             var line: [UInt8] = []
-            while read(0, &byte, 1) == 1 {
+            while true {
+                let n = read(0, &byte, 1)
+                if n < 0 && (errno == EIO || errno == EINTR || errno == EAGAIN) {
+                    usleep(200_000)  // in the background: the terminal is not ours to read now
+                    continue
+                }
+                guard n == 1 else { break }
                 if keys {
                     Self.perform(Self.command(key: byte))
                 } else if byte == UInt8(ascii: "\n") {

@@ -14,6 +14,48 @@ import Testing
 
     static let composeArguments = ["compose", Reference.back, Reference.front]
 
+    /// `record ... &` from a shell: dualcam in a process group of its own that is not the
+    /// terminal's foreground one. Before, the terminal stopped it (SIGTTOU on setting the
+    /// key mode) and it never recorded; now it records, leaves the terminal's modes alone,
+    /// and ends by itself. The helper reports 200 when the terminal stopped it.
+    @Test(.timeLimit(.minutes(2)))
+    func aRecordingStartedInTheBackgroundRecords() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("background.mov")
+        let script = """
+            import os, pty, signal, sys
+            pid, fd = pty.fork()
+            if pid == 0:
+                g = os.fork()
+                if g == 0:
+                    os.setpgid(0, 0)
+                    os.execv(sys.argv[1], sys.argv[1:])
+                _, status = os.waitpid(g, os.WUNTRACED)
+                if os.WIFSTOPPED(status):
+                    os.kill(g, signal.SIGKILL)
+                    os._exit(200)
+                os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 201)
+            out = b''
+            while True:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            _, status = os.waitpid(pid, 0)
+            sys.stdout.write(out.decode(errors='replace'))
+            sys.exit(os.WEXITSTATUS(status))
+            """
+        let r = try run("/usr/bin/env", ["python3", "-c", script, Env.dualcam, "record", "--back", Reference.back,
+                                         "--front", Reference.front, "--duration", "2", "--size", "640x360", "--audio", "none",
+                                         "--skip-speed-check", "-o", out])
+        #expect(r.status == 0, "exit \(r.status) (200: stopped by the terminal): \(r.stdout)")
+        #expect(Probe.number(try Probe(out).stream("video")?["duration"]).map { abs($0 - 2) < 0.1 } == true)
+    }
+
     @Test func composeRedrawsItsProgressLineInPlaceOnATerminal() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
