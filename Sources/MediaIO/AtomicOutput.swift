@@ -11,6 +11,9 @@ public final class AtomicOutput {
     public let temporaryPath: String
     private let overwrite: Bool
     private var committed = false
+    /// Holds a lock on the temporary file while this run owns it: a later run removes the
+    /// ones nobody holds (left by a kill) instead of leaving them beside OUT for ever.
+    private var lockFD: Int32 = -1
 
     public init(destination: String, overwrite: Bool) throws(MediaError) {
         self.destination = destination
@@ -23,6 +26,7 @@ public final class AtomicOutput {
         let url = URL(fileURLWithPath: destination)
         let dir = url.deletingLastPathComponent().path
         let suffix = ".dualcam-tmp"
+        Self.removeAbandoned(in: dir, prefix: ".\(url.lastPathComponent).", suffix: suffix)
         var template = Array("\(dir)/.\(url.lastPathComponent).XXXXXX\(suffix)".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, Int32(suffix.utf8.count)) }
         guard fd >= 0 else {
@@ -37,14 +41,27 @@ public final class AtomicOutput {
         let mask = umask(0)
         umask(mask)
         fchmod(fd, 0o666 & ~mask)
-        Glibc.close(fd)
+        _ = RecordingLock.take(fd)
+        lockFD = fd
         temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
-    deinit { discard() }
+    deinit {
+        discard()
+        if lockFD >= 0 { Glibc.close(lockFD) }
+    }
 
     public func discard() {
         if !committed { unlink(temporaryPath) }
+    }
+
+    /// Temporary files of this name that no run holds: left by a kill, removed.
+    static func removeAbandoned(in dir: String, prefix: String, suffix: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        where name.hasPrefix(prefix) && name.hasSuffix(suffix) && name.count == prefix.count + 6 + suffix.count {
+            let path = dir + "/" + name
+            if !RecordingLock.isHeld(path) { unlink(path) }
+        }
     }
 
     public func commit() throws(MediaError) {
@@ -53,9 +70,15 @@ public final class AtomicOutput {
             var st = stat()
             if stat(destination, &st) == 0 { throw .outputExists(path: destination) }
         }
+        // On disk before it takes OUT's name, and the name on disk after: a power cut then
+        // leaves the old file or the new one, never an empty one.
+        if lockFD >= 0, retryingEINTR({ fsync(lockFD) }) != 0 {
+            throw .cannotWrite(path: destination, reason: String(cString: strerror(errno)))
+        }
         guard rename(temporaryPath, destination) == 0 else {
             throw .cannotWrite(path: destination, reason: String(cString: strerror(errno)))
         }
         committed = true
+        DurableFile.syncFolder(of: destination)
     }
 }

@@ -43,9 +43,11 @@ final class EncodeQueue: @unchecked Sendable {
     /// The slot being encoded now, if any.
     private var encoding: Int?
 
-    /// Seconds one frame takes the encoder (picture and sound): the median of the last few,
-    /// so that one write the disk held up (a second, in the emulated VM) does not pass for a
-    /// slow encoder; 0 until one is known.
+    /// Seconds one frame takes the encoder (picture and sound): the second shortest of the
+    /// last nine, what it can do. Stalls only lengthen a frame's time (a write the disk held
+    /// up, the start): taken for its speed (a median, in the emulated VM), they made a fast
+    /// encoder pass for a slow one, and then so few frames were sent that the figure never
+    /// recovered (170 of 180 slots skipped). 0 until one is known.
     private var secondsPerFrame = 0.0
     private var recentTimes: [Double] = []
 
@@ -214,7 +216,7 @@ final class EncodeQueue: @unchecked Sendable {
                 if index > 0 {
                     if recentTimes.count == 9 { recentTimes.removeFirst() }
                     recentTimes.append(took)
-                    secondsPerFrame = recentTimes.sorted()[recentTimes.count / 2]
+                    secondsPerFrame = recentTimes.sorted()[min(1, recentTimes.count - 1)]
                 }
                 condition.unlock()
             } catch {

@@ -355,6 +355,10 @@ public final class Recorder {
     /// encoder that keeps up falls half a second behind now and then on these machines (a
     /// 60 fps source's decoding beside it, a debug build), and catches up.
     static let drainLimitSeconds = 0.5
+    /// Slower than real time by this much (a frame taking it three slots) before its own
+    /// time counts: an encoder near real time (the emulated VM's, ~30 ms a frame at 30 fps)
+    /// catches up by itself, and skipping there left 10 frames of 180.
+    static let slowerFactor = 3.0
 
     /// Whether slot `slot` is skipped because the encoder is that far behind: not queued at
     /// all (the previous picture holds longer in the file; the sound goes on).
@@ -364,7 +368,7 @@ public final class Recorder {
         // Its own time counts only when a frame takes it longer than a slot: then what waits
         // never drains by itself. Faster than that, a backlog is a passing stall (the emulated
         // VM has them every few seconds) and the count of slots alone decides.
-        let slower = queue.recentSecondsPerFrame > 1 / fps
+        let slower = queue.recentSecondsPerFrame > Self.slowerFactor / fps
         if slower {
             let dropped = queue.trim(toSeconds: Self.drainLimitSeconds)
             if dropped > 0 { noteSkipping(at: slot, counts: &counts); counts.encoderSkipped += dropped }

@@ -317,6 +317,25 @@ import Testing
         try Self.expectRegularFaststart(cut)
     }
 
+    /// Hidden files a kill left beside OUT (compose's and finish's temporary file, a take
+    /// kept beside an --overwrite'd OUT) are removed by the next run to that OUT: nobody
+    /// holds their lock. Another name's are left alone.
+    @Test(.timeLimit(.minutes(2)))
+    func leftoversOfAKilledRunAreRemovedByTheNext() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let leftovers = [".pip.mov.Ab12Cd.dualcam-tmp", ".rec.mov.dualcam-99999.recording"]
+        let unrelated = ".other.mov.Ab12Cd.dualcam-tmp"
+        for name in leftovers + [unrelated] { try Data("left by a kill".utf8).write(to: dir.url.appendingPathComponent(name)) }
+        let c = try dualcam(["compose", Reference.back, Reference.front, "-o", dir.path("pip.mov"), "--size", "320x180", "--quiet"])
+        #expect(c.status == 0, "\(c.stderr)")
+        let r = try dualcam(["record", "--skip-speed-check", "--back", Reference.back, "--duration", "1", "--size", "320x180",
+                             "--audio", "none", "-o", dir.path("rec.mov")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let hidden = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }
+        #expect(hidden == [unrelated], "\(hidden)")
+    }
+
     @Test func finishRejectsWhatIsNotARecording() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
