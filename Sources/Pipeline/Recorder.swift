@@ -330,13 +330,13 @@ public final class Recorder {
             }
             let first = clock.next
             let (repeats, shows) = clock.due(pictureAt: frame.timestamp)
-            for slot in first..<(first + repeats) where !skipped(slot, queue: queue, counts: &counts) {
+            for slot in first..<(first + repeats) where !skipped(slot, of: clock, queue: queue, counts: &counts) {
                 queue.submitRepeat(index: slot)
             }
             counts.repeated += repeats + max(0, shows - 1)
             // A picture past the requested duration is not a drop.
             if repeats + shows == 0 && !clock.isComplete { counts.droppedBack += 1 }
-            for slot in (first + repeats)..<(first + repeats + shows) where !skipped(slot, queue: queue, counts: &counts) {
+            for slot in (first + repeats)..<(first + repeats + shows) where !skipped(slot, of: clock, queue: queue, counts: &counts) {
                 guard compose(frame, slot: slot, counts: &counts, sources: sources, queue: queue,
                               compositor: compositor) else { return }
             }
@@ -361,9 +361,10 @@ public final class Recorder {
     static let slowerFactor = 3.0
 
     /// Whether slot `slot` is skipped because the encoder is that far behind: not queued at
-    /// all (the previous picture holds longer in the file; the sound goes on).
-    private func skipped(_ slot: Int, queue: EncodeQueue, counts: inout Counts) -> Bool {
-        guard slot > 0 else { return false }
+    /// all (the previous picture holds longer in the file; the sound goes on). The last slot
+    /// of a recording of fixed length never is: the file ends on what was last seen.
+    private func skipped(_ slot: Int, of clock: SlotClock, queue: EncodeQueue, counts: inout Counts) -> Bool {
+        guard slot > 0, slot != (clock.limit ?? 0) - 1 else { return false }
         let fps = Double(options.video.framesPerSecond)
         // Its own time counts only when a frame takes it longer than a slot: then what waits
         // never drains by itself. Faster than that, a backlog is a passing stall (the emulated
