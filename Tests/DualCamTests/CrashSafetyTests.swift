@@ -143,10 +143,12 @@ import Testing
         let p = try Probe(out)
         #expect(p.stream("video")?["codec_name"] as? String == "hevc" && p.stream("video")?["codec_tag_string"] as? String == "hvc1")
         #expect(p.stream("audio")?["codec_name"] as? String == "aac")
-        let killed = try Self.decoded(out)
-        print("killed at 4.2 s: \(killed.frames) frames, \(killed.audioSeconds) s of audio decode")
-        #expect(killed.frames >= 90, "only \(killed.frames) frames survived the kill")
-        #expect(killed.audioSeconds >= 2.9, "audio \(killed.audioSeconds) s")
+        let killed = try Self.decoded(out), kept = try Self.packetsEnd(out, stream: "v:0")
+        print("killed at 4.2 s: \(kept) s, \(killed.frames) frames, \(killed.audioSeconds) s of audio decode")
+        // In time, not frames: a machine too busy for the encoder skips slots. What a kill may
+        // lose: the start-up, the backlog the encoder is allowed (1 s), the fragment being filled.
+        #expect(kept >= 1.5, "only \(kept) s survived the kill")
+        #expect(killed.audioSeconds >= kept - 0.15, "audio \(killed.audioSeconds) s for \(kept) s of picture")
         // A second, independent demuxer: GStreamer's qtdemux decodes the same.
         let gst = try Self.decodedByGStreamer(out, in: dir)
         #expect(gst.frames == killed.frames && abs(gst.audioSeconds - killed.audioSeconds) < 0.05,
@@ -185,9 +187,9 @@ import Testing
         p.waitUntilExit()
         #expect(p.terminationReason == .exit && p.terminationStatus == 0, "status \(p.terminationStatus)")
         try Self.expectRegularFaststart(out)
-        let d = try Self.decoded(out)
-        #expect((45...80).contains(d.frames), "\(d.frames) frames for a 2.5 s recording")
-        #expect(abs(d.audioSeconds - Double(d.frames) / 30) < 0.1)
+        let d = try Self.decoded(out), seconds = try Self.packetsEnd(out, stream: "v:0")
+        #expect(seconds >= 1.5 && seconds <= 2.7, "\(seconds) s for a 2.5 s recording")
+        #expect(abs(d.audioSeconds - seconds) < 0.1, "\(d.audioSeconds) s of sound, \(seconds) s of picture")
         #expect(Set(dir.contents) == ["camera.mp4", "hup.mov"])
     }
 
@@ -204,8 +206,10 @@ import Testing
         let probe = try Probe(out)
         let v = try #require(probe.stream("video"))
         let frames = Int(v["nb_frames"] as? String ?? "") ?? 0
-        // Stopped 3 s after starting: a little less, for the start-up.
-        #expect((75...91).contains(frames), "\(frames) frames")
+        // Stopped 3 s after starting: a little less, for the start-up (in time: a machine too
+        // busy for the encoder skips slots).
+        let seconds = try Self.packetsEnd(out, stream: "v:0")
+        #expect(seconds >= 2.5 && seconds <= 3.04, "\(seconds) s")
         #expect(Probe.number(v["start_time"]) == 0)
         let tags = probe.format["tags"] as? [String: Any] ?? [:]
         #expect(tags["location"] as? String == "+48.8584+002.2945/" && tags["creation_time"] != nil, "\(tags)")
