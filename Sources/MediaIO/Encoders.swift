@@ -112,11 +112,7 @@ public final class VideoEncoder: Encoder {
             // kill loses beyond the last fragment, and on a machine too slow for real time each
             // stands for several skipped slots. 2 frames instead of ultrafast's 5: the same
             // SSIM for the same file size here (1080p, testsrc2 and a camera clip).
-            // And it parallelises by whole frames, not by rows (WPP): rows wait on each other
-            // dozens of times a frame, and on a machine with anything else running each wait
-            // costs a scheduler time slice. 1080p ultrafast on 2 cores beside two busy loops:
-            // 4.8 fps with WPP, 26 with 3 frame threads; idle, 42 and 51; same PSNR and size.
-            o["x265-params"] = "log-level=none" + (settings.inOrder ? ":bframes=0:rc-lookahead=2:wpp=0:frame-threads=3" : "")
+            o["x265-params"] = "log-level=none" + (settings.inOrder ? ":bframes=0:rc-lookahead=2" : "")
         }
         return o
     }
