@@ -86,7 +86,12 @@ public final class MovWriter {
             case .faststart:
                 av_dict_set(&options, "movflags", "+faststart", 0)
             case let .fragmented(seconds):
-                av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
+                // The AAC encoder's priming (1024 samples before the first real one) needs an
+                // edit list; without one the muxer shifts every track by it, so each picture
+                // lands 21 ms after its slot. An edit list is only known once packets have
+                // come: the index waits for the first fragment (delay_moov).
+                av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof+delay_moov", 0)
+                av_dict_set(&options, "use_editlist", "1", 0)
                 av_dict_set(&options, "frag_duration", String(Int64(seconds * 1e6)), 0)
                 durable = try DurableFile(path: path, reportedPath: shown)
             }

@@ -149,6 +149,8 @@ import Testing
         // lose: the start-up, the backlog the encoder is allowed (1 s), the fragment being filled.
         #expect(kept >= 1.5, "only \(kept) s survived the kill")
         #expect(killed.audioSeconds >= kept - 0.15, "audio \(killed.audioSeconds) s for \(kept) s of picture")
+        // Already so in the fragmented file, not only once finished.
+        try Probe.expectPicturesOnTheirSlots(out)
         // A second, independent demuxer: GStreamer's qtdemux decodes the same.
         let gst = try Self.decodedByGStreamer(out, in: dir)
         #expect(gst.frames == killed.frames && abs(gst.audioSeconds - killed.audioSeconds) < 0.05,
@@ -157,6 +159,7 @@ import Testing
         let f = try dualcam(["finish", out])
         try #require(f.status == 0, "\(f.stderr)")
         try Self.expectRegularFaststart(out)
+        try Probe.expectPicturesOnTheirSlots(out)
         let finished = try Self.decoded(out)
         #expect(finished.frames == killed.frames, "finish kept \(finished.frames) of \(killed.frames) frames")
         #expect(abs(finished.audioSeconds - killed.audioSeconds) < 0.1)

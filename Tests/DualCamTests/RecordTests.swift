@@ -27,6 +27,10 @@ import Testing
         #expect(summary["frames"] as? Int == 75)
         #expect((summary["latencyP99Ms"] as? Double ?? 1e9) < 1000)
         #expect(summary["singleCamera"] as? Bool == false)
+        try Probe.expectPicturesOnTheirSlots(out)
+        if summary["encoderSkippedFrames"] as? Int == 0 {
+            #expect(v["avg_frame_rate"] as? String == "30/1")
+        }
     }
 
     /// With no --audio, the microphone is ALSA's `default` device, which on a desktop is the

@@ -121,6 +121,50 @@ struct Probe {
     var format: [String: Any] { json["format"] as? [String: Any] ?? [:] }
     func stream(_ type: String) -> [String: Any]? { streams.first { $0["codec_type"] as? String == type } }
     static func number(_ v: Any?) -> Double? { (v as? String).flatMap(Double.init) ?? (v as? Double) }
+
+    /// Each packet's pts and duration in the stream's own ticks, and its time base.
+    static func packets(_ path: String, stream: String) throws -> (times: [(pts: Int, duration: Int)], timeBase: Double) {
+        let r = try run(Env.tool("ffprobe")!, ["-v", "error", "-select_streams", stream, "-show_entries",
+                                                "stream=time_base:packet=pts,duration", "-of", "csv=p=0", path])
+        guard r.status == 0 else { throw ProbeError(message: "ffprobe failed on \(path): \(r.stderr)") }
+        var times: [(Int, Int)] = [], timeBase = 0.0
+        for line in r.stdout.split(separator: "\n") {
+            let f = line.split(separator: ",")
+            if f.count == 1, case let q = f[0].split(separator: "/"), q.count == 2, let n = Double(q[0]), let d = Double(q[1]) {
+                timeBase = n / d
+            } else if f.count >= 2, let pts = Int(f[0]), let duration = Int(f[1]) {
+                times.append((pts, duration))
+            }
+        }
+        return (times, timeBase)
+    }
+
+    /// Every picture starts on its slot of the output's frame grid (slot 0 first, slots a
+    /// too-slow encoder skipped left out) and lasts until the next: no shift by the AAC
+    /// encoder's priming. The priming is the audio track's edit list: its first packet
+    /// starts 1024 samples before zero and the track at zero.
+    static func expectPicturesOnTheirSlots(_ path: String, fps: Int = 30, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let (video, tb) = try packets(path, stream: "v:0")
+        try #require(!video.isEmpty && tb > 0, "no video packets in \(path)", sourceLocation: sourceLocation)
+        let slot = 1 / (Double(fps) * tb)
+        #expect(slot == slot.rounded(), "time base \(tb) cannot hold \(fps) fps", sourceLocation: sourceLocation)
+        let ticks = Int(slot.rounded())
+        let sorted = video.sorted { $0.pts < $1.pts }
+        #expect(sorted[0].pts == 0, "first picture at \(sorted[0].pts) ticks", sourceLocation: sourceLocation)
+        let off = sorted.filter { $0.pts % ticks != 0 }
+        #expect(off.isEmpty, "\(off.count) of \(sorted.count) pictures off their slots, first: \(off.prefix(3))", sourceLocation: sourceLocation)
+        let wrong = zip(sorted, sorted.dropFirst()).filter { $0.0.duration != $0.1.pts - $0.0.pts }
+        #expect(wrong.isEmpty, "\(wrong.count) durations do not reach the next picture, first: \(wrong.prefix(2))",
+                sourceLocation: sourceLocation)
+        let (audio, _) = try packets(path, stream: "a:0")
+        #expect(audio.map(\.pts).min() == -1024, "audio starts at \(audio.map(\.pts).min() ?? 0), not at the priming",
+                sourceLocation: sourceLocation)
+        // Finished files read 0 (the demuxer trims the priming); fragmented ones -1024 samples
+        // (it shows the priming before zero): either way the first real sample is at zero.
+        let start = try Probe(path).stream("audio").flatMap { number($0["start_time"]) } ?? .nan
+        #expect(abs(start) < 1e-6 || abs(start + 1024 / 48_000) < 1e-6, "audio track starts at \(start) s",
+                sourceLocation: sourceLocation)
+    }
 }
 
 struct ProbeError: Error { var message: String }
