@@ -14,6 +14,8 @@ public final class AtomicOutput {
     /// Holds a lock on the temporary file while this run owns it: a later run removes the
     /// ones nobody holds (left by a kill) instead of leaving them beside OUT for ever.
     private var lockFD: Int32 = -1
+    /// The temporary file, open for reading and writing: write through it, not by name.
+    public var descriptor: Int32 { lockFD }
 
     public init(destination: String, overwrite: Bool) throws(MediaError) {
         self.destination = destination

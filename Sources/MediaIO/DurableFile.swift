@@ -18,10 +18,11 @@ public final class DurableFile: @unchecked Sendable {
     private var pending = false
     private var failure: MediaError?
 
-    public init(path: String, reportedPath: String? = nil) throws(MediaError) {
+    /// For the file open at `descriptor` (duplicated: the caller keeps its own), named `path`.
+    public init(descriptor: Int32, path: String, reportedPath: String? = nil) throws(MediaError) {
         self.path = path
         self.reportedPath = reportedPath ?? path
-        file = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC) }
+        file = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         guard file >= 0 else { throw .cannotWrite(path: reportedPath ?? path, reason: String(cString: strerror(errno))) }
         folder = retryingEINTR { open(DurableFile.folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
     }

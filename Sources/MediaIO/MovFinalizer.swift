@@ -14,11 +14,12 @@ public enum MovFinalizer {
         public var videoSeconds = 0.0
     }
 
-    /// Writes `destination` (which must not be `source`) from `source`.
-    public static func remux(from source: String, to destination: String,
+    /// Writes `destination` (which must not be `source`), an empty file open at `descriptor`,
+    /// from `source`.
+    public static func remux(from source: String, to destination: String, descriptor: Int32,
                              reportedPath: String) throws(MediaError) -> Result {
         let input = try InputContext(path: source)
-        let output = try RemuxOutput(path: destination, reportedPath: reportedPath)
+        let output = try RemuxOutput(path: destination, descriptor: descriptor, reportedPath: reportedPath)
         var map: [Int32: (out: UnsafeMutablePointer<AVStream>, type: AVMediaType)] = [:]
         for i in 0..<Int32(input.pointer.pointee.nb_streams) {
             let st = input.stream(i)
@@ -137,10 +138,8 @@ public enum MovFinalizer {
     /// As `finalizeInPlace`, writing `destination` instead (replaced only with `overwrite`).
     public static func finalize(_ source: String, into destination: String, overwrite: Bool) throws(MediaError) -> Result {
         let output = try AtomicOutput(destination: destination, overwrite: overwrite || destination == source)
-        let result = try remux(from: source, to: output.temporaryPath, reportedPath: destination)
-        try DurableFile(path: output.temporaryPath, reportedPath: destination).sync()
+        let result = try remux(from: source, to: output.temporaryPath, descriptor: output.descriptor, reportedPath: destination)
         try output.commit()
-        DurableFile.syncFolder(of: destination)
         return result
     }
 }
@@ -152,18 +151,24 @@ final class RemuxOutput {
     private var opened = false
     private var headerWritten = false
 
-    init(path: String, reportedPath: String) throws(MediaError) {
+    /// Writes through `descriptor`, which must stay open until `finish`.
+    init(path: String, descriptor: Int32, reportedPath: String) throws(MediaError) {
         self.reportedPath = reportedPath
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: reportedPath, reason: $0) }
         guard let ctx else { throw .cannotWrite(path: reportedPath, reason: "cannot allocate the muxer") }
         context = ctx
-        try check(avio_open(&context.pointee.pb, InputContext.fileURL(path), dc_avio_flag_write())) { .cannotWrite(path: reportedPath, reason: $0) }
+        do throws(MediaError) {
+            try check(dc_output_use_descriptor(context, descriptor)) { .cannotWrite(path: reportedPath, reason: $0) }
+        } catch {
+            avformat_free_context(context)
+            throw error
+        }
         opened = true
     }
 
     deinit {
-        if opened { avio_closep(&context.pointee.pb) }
+        if opened { dc_avio_close_descriptor(&context.pointee.pb) }
         avformat_free_context(context)
     }
 
@@ -206,7 +211,7 @@ final class RemuxOutput {
 
     func finish() throws(MediaError) {
         try check(av_write_trailer(context)) { .cannotWrite(path: reportedPath, reason: $0) }
-        let rc = avio_closep(&context.pointee.pb)
+        let rc = dc_avio_close_descriptor(&context.pointee.pb)
         opened = false
         try check(rc) { .cannotWrite(path: reportedPath, reason: $0) }
     }

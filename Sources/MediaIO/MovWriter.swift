@@ -1,5 +1,8 @@
 import CFFmpeg
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Writes HEVC + AAC into a QuickTime file (owns the muxer and its file).
 public final class MovWriter {
@@ -17,6 +20,8 @@ public final class MovWriter {
     private var durable: DurableFile?
     /// Where the file stood when last put on disk.
     private var syncedPosition: Int64 = 0
+    /// Our own duplicate of the caller's descriptor, which the muxer writes through.
+    private let descriptor: Int32
 
     /// How the file is laid out on disk.
     public enum Layout: Sendable {
@@ -39,13 +44,16 @@ public final class MovWriter {
         public init() {}
     }
 
-    /// `reportedPath` is the name errors give: the destination a temporary file stands in for.
-    public init(path: String, reportedPath: String? = nil, video: VideoEncoder, audio: AudioEncoder,
+    /// Writes through `descriptor` (an empty file the caller created, open for reading and
+    /// writing; it stays the caller's), never opening `path` by name. `reportedPath` is the
+    /// name errors give: the destination a temporary file stands in for.
+    public init(path: String, descriptor: Int32, reportedPath: String? = nil, video: VideoEncoder, audio: AudioEncoder,
                 metadata: Metadata, layout: Layout) throws(MediaError) {
         let shown = reportedPath ?? path
         self.path = shown
         self.video = video
         self.audio = audio
+        self.descriptor = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: shown, reason: $0) }
         context = allocated(ctx, "the muxer")
@@ -79,7 +87,8 @@ public final class MovWriter {
             if let location = metadata.location {
                 av_dict_set(&context.pointee.metadata, "location", location, 0)
             }
-            try check(avio_open(&context.pointee.pb, InputContext.fileURL(path), dc_avio_flag_write())) { .cannotWrite(path: shown, reason: $0) }
+            guard self.descriptor >= 0 else { throw .cannotWrite(path: shown, reason: String(cString: strerror(errno))) }
+            try check(dc_output_use_descriptor(context, self.descriptor)) { .cannotWrite(path: shown, reason: $0) }
             opened = true
             var options: OpaquePointer?
             switch layout {
@@ -93,7 +102,7 @@ public final class MovWriter {
                 av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof+delay_moov", 0)
                 av_dict_set(&options, "use_editlist", "1", 0)
                 av_dict_set(&options, "frag_duration", String(Int64(seconds * 1e6)), 0)
-                durable = try DurableFile(path: path, reportedPath: shown)
+                durable = try DurableFile(descriptor: self.descriptor, path: path, reportedPath: shown)
             }
             defer { av_dict_free(&options) }
             try check(avformat_write_header(context, &options)) { .cannotWrite(path: shown, reason: $0) }
@@ -107,8 +116,9 @@ public final class MovWriter {
     deinit { close() }
 
     private func close() {
-        if opened { avio_closep(&context.pointee.pb); opened = false }
+        if opened { dc_avio_close_descriptor(&context.pointee.pb); opened = false }
         if !finished { finished = true; avformat_free_context(context) }
+        if descriptor >= 0 { Glibc.close(descriptor) }
     }
 
     func writeVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws(MediaError) {
@@ -158,7 +168,7 @@ public final class MovWriter {
         try audio.encode(nil) { (p) throws(MediaError) in try writeAudio(p) }
         try check(av_write_trailer(context)) { .cannotWrite(path: path, reason: $0) }
         try syncToDisk()
-        let rc = avio_closep(&context.pointee.pb)
+        let rc = dc_avio_close_descriptor(&context.pointee.pb)
         opened = false
         try check(rc) { .cannotWrite(path: path, reason: $0) }
     }
@@ -186,7 +196,7 @@ public final class MovWriter {
         guard opened else { return }
         if let pb = context.pointee.pb { avio_flush(pb) }
         try? durable?.sync()
-        avio_closep(&context.pointee.pb)
+        dc_avio_close_descriptor(&context.pointee.pb)
         opened = false
     }
 

@@ -86,7 +86,7 @@ public final class ComposeJob {
         let video = try VideoEncoder(settings: o.video)
         let audio = try AudioEncoder(bitrate: o.video.audioBitrate)
         let output = try AtomicOutput(destination: o.output, overwrite: o.overwrite)
-        let writer = try MovWriter(path: output.temporaryPath, reportedPath: o.output, video: video, audio: audio, metadata: o.metadata,
+        let writer = try MovWriter(path: output.temporaryPath, descriptor: output.descriptor, reportedPath: o.output, video: video, audio: audio, metadata: o.metadata,
                                    layout: .faststart)
 
         let clock = FrameClock(fps: Int(o.video.framesPerSecond))

@@ -486,9 +486,15 @@ public final class Recorder {
             file.keepAsItIs()
             throw .cutShort(path: file.path, seconds: seconds, reason: failure.description)
         }
-        do {
-            _ = try file.finalize()
-        } catch {
+        do throws(MediaError) { try file.finishWriting() } catch {
+            file.keepAsItIs()
+            throw .notFinalized(path: file.path, seconds: seconds, reason: error.description)
+        }
+        guard file.isAtItsName else {
+            throw .media(.cannotWrite(path: file.path, reason: String(format: "it was moved or replaced while recording; "
+                + "the %.1f s recorded were left as they are, a fragmented file, wherever it was moved", seconds)))
+        }
+        do throws(MediaError) { _ = try file.finalize() } catch {
             file.keepAsItIs()
             throw .notFinalized(path: file.path, seconds: seconds, reason: error.description)
         }

@@ -36,7 +36,7 @@ final class RecordingFile {
         lockFD = fd
         pending = writePath == o.output ? nil : writePath
         do {
-            writer = try MovWriter(path: writePath, video: video, audio: audio,
+            writer = try MovWriter(path: writePath, descriptor: fd, video: video, audio: audio,
                                    metadata: o.metadata, layout: .fragmented(seconds: Self.fragmentSeconds))
         } catch {
             unlink(writePath)
@@ -105,7 +105,7 @@ final class RecordingFile {
     @discardableResult
     func claimIfReady() -> Bool {
         guard let pending else { return true }
-        guard (Self.size(pending) ?? 0) > headerBytes, rename(pending, path) == 0 else { return false }
+        guard (Self.size(pending) ?? 0) > headerBytes, isOurs(at: pending), rename(pending, path) == 0 else { return false }
         self.pending = nil
         return true
     }
@@ -113,12 +113,14 @@ final class RecordingFile {
     /// Nothing was recorded: no empty file is left behind, and an OUT that was there stays.
     func remove() {
         writer.abandon()
-        unlink(pending ?? path)
+        if isAtItsName { unlink(pending ?? path) }
     }
 
-    /// After a clean stop: the trailer, then the regular file in OUT's place.
+    /// After a clean stop: the encoders' last frames and the trailer (the last fragment).
+    func finishWriting() throws(MediaError) { try writer.finish() }
+
+    /// After `finishWriting`: the regular file in OUT's place.
     func finalize() throws(MediaError) -> MovFinalizer.Result {
-        try writer.finish()
         let result = try MovFinalizer.finalizeInPlace(pending ?? path)
         if let pending {
             guard rename(pending, path) == 0 else {
@@ -133,7 +135,17 @@ final class RecordingFile {
     /// play. One that holds no picture yet does not replace OUT.
     func keepAsItIs() {
         writer.abandon()
-        if pending != nil && !claimIfReady(), let pending { unlink(pending) }
+        if pending != nil && !claimIfReady(), let pending, isOurs(at: pending) { unlink(pending) }
+    }
+
+    /// Whether the take is still under the name it was written under: finalizing reads and
+    /// replaces it by name, which must not reach a file put there by someone else.
+    var isAtItsName: Bool { isOurs(at: pending ?? path) }
+
+    /// Whether `name` (not followed if a link) is the file this recording writes through.
+    private func isOurs(at name: String) -> Bool {
+        var mine = stat(), there = stat()
+        return fstat(lockFD, &mine) == 0 && lstat(name, &there) == 0 && mine.st_dev == there.st_dev && mine.st_ino == there.st_ino
     }
 
     /// Bytes free where OUT is, or nil when the file system does not say.

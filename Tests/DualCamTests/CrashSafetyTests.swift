@@ -299,6 +299,46 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
     }
 
+    /// A link planted at OUT (the classic attack on a program run as root writing a
+    /// predictable name): `record --overwrite` and `compose --overwrite` replace the link,
+    /// never what it points to. A link swapped in while recording does not redirect the
+    /// writes (they go through the descriptor opened at the start), and the take is not
+    /// finalized by name into the link's target: it stays, fragmented, where it was moved.
+    @Test(.timeLimit(.minutes(2)))
+    func aLinkAtOutIsNeverFollowed() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let victim = dir.path("victim"), out = dir.path("take.mov"), composed = dir.path("composed.mov")
+        let precious = Data("precious, not a video".utf8)
+        try precious.write(to: URL(fileURLWithPath: victim))
+        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: victim)
+        try FileManager.default.createSymbolicLink(atPath: composed, withDestinationPath: victim)
+        let camera = try Self.camera(in: dir, seconds: 6)
+        let r = try dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "1", "--size", "640x360",
+                             "--audio", "none", "--overwrite", "-o", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        let c = try dualcam(["compose", Reference.back, Reference.front, "--overwrite", "-o", composed])
+        #expect(c.status == 0, "\(c.stderr)")
+        for name in [out, composed] {
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: name)) == nil, "\(name) is still a link")
+            try Self.expectRegularFaststart(name)
+        }
+        #expect(FileManager.default.contents(atPath: victim) == precious, "the link's target was written")
+
+        // Swapped in mid-recording.
+        let moved = dir.path("moved.mov"), swapped = dir.path("swapped.mov")
+        let s = try dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "3", "--size", "640x360",
+                             "--audio", "none", "-o", swapped]) { _ in
+            Thread.sleep(forTimeInterval: 1.5)
+            _ = rename(swapped, moved)
+            _ = symlink(victim, swapped)
+        }
+        #expect(s.status == 1 && s.stderrLines.last?.contains("moved or replaced while recording") == true, "\(s.stderr)")
+        #expect(FileManager.default.contents(atPath: victim) == precious, "the link's target was written")
+        #expect(try Self.topLevel(moved).contains("moof"), "the take is not where it was moved")
+        #expect(abs(try Self.packetsEnd(moved, stream: "v:0") - 3) < 0.1, "the writes did not all reach the moved take")
+    }
+
     /// A box size damaged in the middle of a killed recording makes the demuxer stop there as
     /// if at the end: `finish` refuses in one line and leaves the fragmented file as it was,
     /// rather than replace it with the part before the damage. A recording merely cut short
