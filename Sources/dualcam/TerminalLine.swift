@@ -37,12 +37,15 @@ final class TerminalLine: @unchecked Sendable {
         return ioctl(2, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
     }
 
-    /// Removes the line for good (before the summary).
+    /// Removes the line for good (before the summary, which goes to stdout: the line is
+    /// gone from the terminal before that is written, or the two would mix).
     func clear() {
         guard enabled else { return }
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
         if !text.isEmpty { draw("\r\u{1B}[K") }
         text = ""
+        lock.unlock()
+        StderrWriter.shared.flush(timeout: 1)
     }
 
     /// Writes `message` (a whole line) above the status line.
@@ -52,14 +55,78 @@ final class TerminalLine: @unchecked Sendable {
         draw("\r\u{1B}[K" + message + text)
     }
 
-    /// Straight to fd 2, retried on EINTR; errors are dropped (a hung-up terminal must not
-    /// stop a recording).
-    private func draw(_ s: String) {
-        let bytes = Array(s.utf8)
+    /// To fd 2 through `StderrWriter`: callers (the recording thread among them) never wait
+    /// for the terminal.
+    private func draw(_ s: String) { StderrWriter.shared.write(Array(s.utf8)) }
+}
+
+/// Writes what goes to fd 2 on a thread of its own. A write to a terminal stopped with
+/// Ctrl-S, or to a pipe nobody reads, blocks until it is read: that thread waits, not the
+/// one that recorded the frame. What piles up past `limit` bytes meanwhile is dropped
+/// (status redraws, mostly), and said once writing resumes.
+final class StderrWriter: @unchecked Sendable {
+    static let shared = StderrWriter()
+    static let limit = 1 << 18
+
+    private let condition = NSCondition()
+    private var pending: [UInt8] = []
+    private var writing = false
+    private var dropped = 0
+
+    private init() {
+        let t = Thread { [self] in writeLoop() }
+        t.name = "dualcam-stderr"
+        t.start()
+        // Messages said just before exit (the error line, the last events) get out first.
+        atexit { StderrWriter.shared.flush(timeout: 2) }
+    }
+
+    func write(_ bytes: [UInt8]) {
+        condition.lock(); defer { condition.unlock() }
+        if pending.count + bytes.count > Self.limit {
+            dropped += bytes.count
+        } else {
+            pending += bytes
+            condition.broadcast()  // `flush` may be waiting on the same condition
+        }
+    }
+
+    /// Waits until everything queued is written, at most `timeout` seconds (the terminal may
+    /// never take it).
+    func flush(timeout: Double) {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock(); defer { condition.unlock() }
+        while !pending.isEmpty || writing {
+            if !condition.wait(until: deadline) { return }
+        }
+    }
+
+    private func writeLoop() {
+        while true {
+            condition.lock()
+            while pending.isEmpty { condition.wait() }
+            var chunk = pending
+            pending.removeAll(keepingCapacity: true)
+            if dropped > 0 {
+                chunk = Array("dualcam: \(dropped) bytes of messages dropped while stderr was not read\n".utf8) + chunk
+                dropped = 0
+            }
+            writing = true
+            condition.unlock()
+            Self.writeAll(chunk)
+            condition.lock()
+            writing = false
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// Retried on EINTR; errors are dropped (a hung-up terminal must not stop a recording).
+    private static func writeAll(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { b in
             var done = 0
             while done < b.count {
-                let n = write(2, b.baseAddress! + done, b.count - done)
+                let n = Glibc.write(2, b.baseAddress! + done, b.count - done)
                 if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { return }
             }
         }

@@ -14,6 +14,46 @@ import Testing
 
     static let composeArguments = ["compose", Reference.back, Reference.front]
 
+    /// Ctrl-S on the terminal stops its output: every write to it then waits until Ctrl-Q.
+    /// Before, the status line was written from the recording thread, which waited with it
+    /// and recorded nothing meanwhile. Now messages wait on a thread of their own: held for
+    /// 6 s of a 5 s take, the file has a picture in (nearly) every slot.
+    @Test(.timeLimit(.minutes(2)))
+    func aTerminalStoppedWithCtrlSDoesNotStopTheRecording() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("held.mov"), camera = dir.path("camera.mp4")
+        try makeClip(camera, ["-f", "lavfi", "-i", "testsrc=s=640x360:r=30:d=12", "-c:v", "libx264", "-preset", "ultrafast"])
+        let script = """
+            import os, pty, sys, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.environ['TERM'] = 'xterm'
+                os.execv(sys.argv[1], sys.argv[1:])
+            time.sleep(0.3)
+            os.write(fd, b'\\x13')
+            time.sleep(6)
+            os.write(fd, b'\\x11')
+            out = b''
+            while True:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            _, status = os.waitpid(pid, 0)
+            sys.stdout.write(out.decode(errors='replace'))
+            sys.exit(os.WEXITSTATUS(status))
+            """
+        let r = try run("/usr/bin/env", ["python3", "-c", script, Env.dualcam, "record", "--back", camera, "--duration", "5",
+                                         "--size", "640x360", "--audio", "none", "--skip-speed-check", "--json", "-o", out])
+        #expect(r.status == 0, "\(r.stdout)")
+        let (video, _) = try Probe.packets(out, stream: "v:0")
+        #expect(video.count >= 135, "\(video.count) of 150 slots have a picture")
+    }
+
     /// `record ... &` from a shell: dualcam in a process group of its own that is not the
     /// terminal's foreground one. Before, the terminal stopped it (SIGTTOU on setting the
     /// key mode) and it never recorded; now it records, leaves the terminal's modes alone,
