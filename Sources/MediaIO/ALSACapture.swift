@@ -60,7 +60,9 @@ public final class ALSACapture {
             if rc == -EBUSY { throw .cannotOpen(path: device, reason: Self.busyReason(device)) }
             throw .cannotOpen(path: device, reason: String(cString: snd_strerror(rc)))
         }
-        snd_pcm_nonblock(handle, 0)
+        // It stays non-blocking: reads wait in snd_pcm_wait, with a timeout, and a read then
+        // takes what is there. A blocking read waits for a whole period however long the
+        // device takes, which can hold up a stop for ever (a stalled or vanished device).
         pcm = handle
         let format: (alsa: snd_pcm_format_t, av: AVSampleFormat, bytes: Int, name: String)
         do { format = try configure(handle) } catch {
@@ -199,7 +201,7 @@ public final class ALSACapture {
             return .overrun
         }
         if n == -Int(EAGAIN) || n == -Int(EINTR) || n == 0 {
-            usleep(2_000)  // ready by poll but nothing to read: do not spin
+            usleep(2_000)  // ready by poll but nothing to read yet: do not spin
             return .nothing
         }
         if n < 0 { throw .cannotOpen(path: device, reason: String(cString: snd_strerror(Int32(n)))) }

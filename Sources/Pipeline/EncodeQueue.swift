@@ -169,9 +169,31 @@ final class EncodeQueue: @unchecked Sendable {
         finishing = true
         condition.broadcast()
         condition.unlock()
-        done.wait()
+        // The backlog is bounded, so finishing takes seconds; an encoder that stops making
+        // progress (a write the disk never answers) is given up on rather than waited for.
+        var encoded = encodedFrames, progressAt = monotonicNow()
+        while done.wait(timeout: .now() + 0.5) == .timedOut {
+            if encodedFrames != encoded {
+                encoded = encodedFrames
+                progressAt = monotonicNow()
+            } else if monotonicNow() - progressAt > Self.stuckSeconds {
+                condition.lock(); stuckFlag = true; condition.unlock()
+                throw .encoderFailed(name: "video", reason: String(format: "no frame finished for %.0f s (a disk that does "
+                                     + "not answer?); stopped waiting for it", Self.stuckSeconds))
+            }
+        }
         if let failure { throw failure }
     }
+
+    /// How long `finish` waits for a frame to be finished before it gives up on the encoder.
+    static let stuckSeconds = 15.0
+    /// Whether `finish` gave up on the encoder: its thread may still be in the muxer, which
+    /// nothing else may then touch.
+    var isStuck: Bool {
+        condition.lock(); defer { condition.unlock() }
+        return stuckFlag
+    }
+    private var stuckFlag = false
 
     /// Brings the audio queued or written up to `total` samples: captured audio when there
     /// is some (and, with `padding`, silence for the rest), silence when recording none.

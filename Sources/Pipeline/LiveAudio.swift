@@ -47,11 +47,19 @@ final class LiveAudio: @unchecked Sendable {
         t.start()
     }
 
-    /// Ends the capture thread; never waits longer than one read's timeout.
-    func stop() {
+    /// Ends the capture thread, waiting for it at most `stopTimeout` (a read gives up after
+    /// 0.2 s): false when it is stuck in the sound driver. Its thread keeps the device open
+    /// until it returns, so nothing is closed under it.
+    @discardableResult
+    func stop() -> Bool {
         lock.lock(); stopping = true; lock.unlock()
-        if started { finished.wait(); started = false }
+        guard started else { return true }
+        guard finished.wait(timeout: .now() + Self.stopTimeout) == .success else { return false }
+        started = false
+        return true
     }
+
+    static let stopTimeout = 2.0
 
     var isLost: Bool {
         lock.lock(); defer { lock.unlock() }

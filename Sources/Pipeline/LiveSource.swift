@@ -159,14 +159,20 @@ public class LiveSource: @unchecked Sendable {
         t.start()
     }
 
-    /// Stops the capture thread and waits for it, so its device can be closed safely.
-    func stop() {
+    /// Stops the capture thread and waits for it, at most `timeout` seconds: false when it
+    /// is stuck (in a driver call that does not return). Its thread keeps the source and its
+    /// device alive, so nothing is closed under it; the recording is finished without it.
+    @discardableResult
+    func stop(timeout: Double = LiveSource.stopTimeout) -> Bool {
         requestStop()
-        if started {
-            finished.wait()
-            started = false
-        }
+        guard started else { return true }
+        guard finished.wait(timeout: .now() + timeout) == .success else { return false }
+        started = false
+        return true
     }
+
+    /// Longer than any single wait of a capture loop (a device read times out at 1 s).
+    static let stopTimeout = 3.0
 }
 
 /// A video file played at its real-time pace, as if it were a camera: each picture is

@@ -138,7 +138,8 @@ public final class Recorder {
 
     func makeSource(_ spec: String, controls: [ControlSetting]) -> LiveSource {
         var st = stat()
-        if stat(spec, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { return FileSource(path: spec) }
+        // A named pipe is a stream another program writes (ffmpeg, a network receiver): a file.
+        if stat(spec, &st) == 0 && [S_IFREG, S_IFIFO].contains(st.st_mode & S_IFMT) { return FileSource(path: spec) }
         let request = FormatNegotiation.Request(size: options.capture, framesPerSecond: options.framesPerSecond,
                                                 sizeGiven: options.captureGiven)
         return CameraSource(path: spec, request: request, only: options.pixelFormat, controls: controls,
@@ -195,7 +196,10 @@ public final class Recorder {
         sources.startAll()
         fillSlots(&clock, &counts, sources: sources, queue: queue, compositor: compositor, startedAt: startedAt,
                   audio: liveAudio, file: file)
-        sources.stopAll()
+        for name in sources.stopAll() {
+            event(String(format: "%@: its capture thread did not stop within %.0f s (stuck in a read that does not return); the file is "
+                         + "finished without it", name, LiveSource.stopTimeout))
+        }
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
         try close(file, queue: queue, clock: clock)
         if queue.lastSlotRefilled { counts.encoderSkipped -= 1 }
@@ -465,7 +469,10 @@ public final class Recorder {
             let deadline = monotonicNow() + 0.5
             while live.capturedUntil < end && !live.isLost && monotonicNow() < deadline { usleep(5_000) }
         }
-        live.stop()
+        if !live.stop() {
+            event(String(format: "audio: the capture thread did not stop within %.0f s (stuck in the sound driver); the "
+                         + "file is finished without it", LiveAudio.stopTimeout))
+        }
         if live.overruns > 0 { event("audio: \(live.overruns) overrun(s), gaps filled with silence") }
     }
 
@@ -483,7 +490,9 @@ public final class Recorder {
                                    : "stopped before the first frame")
         }
         if let failure {
-            file.keepAsItIs()
+            // A stuck encoder thread may still be inside the muxer: the file is left to it,
+            // as it stands on disk (every complete fragment plays).
+            if !queue.isStuck { file.keepAsItIs() }
             throw .cutShort(path: file.path, seconds: seconds, reason: failure.description)
         }
         do throws(MediaError) { try file.finishWriting() } catch {

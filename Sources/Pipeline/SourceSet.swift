@@ -85,5 +85,6 @@ final class SourceSet {
     }
 
     func startAll() { for s in all { s.start() } }
-    func stopAll() { for s in all { s.stop() } }
+    /// Stops every source; returns the names of those whose capture thread did not stop.
+    func stopAll() -> [String] { all.filter { !$0.stop() }.map(\.name) }
 }

@@ -91,14 +91,16 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         }
     }
 
-    /// Closes the window (if the user has not) and waits for its thread.
+    /// Closes the window (if the user has not) and waits for its thread, at most 3 s: a
+    /// display server that stopped answering must not hold up finishing the file. The thread
+    /// keeps what it draws alive by itself.
     public func close() {
         lock.lock()
         stopping = true
         let wait = !joined
         joined = true
         lock.unlock()
-        if wait { finished.wait() }
+        if wait { _ = finished.wait(timeout: .now() + 3) }
     }
 
     public func offer(_ picture: I420View) {

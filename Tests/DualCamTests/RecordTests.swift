@@ -292,6 +292,37 @@ import Testing
         #expect(dir.contents.sorted() == ["keys.mov", "redblue.mkv"])
     }
 
+    /// A source stuck in a read that never returns (a named pipe whose writer went quiet
+    /// without closing it; a driver that hangs) once held up the stop for ever: the stop
+    /// waited for its thread. Now it waits 3 s, says which source is stuck, and finishes.
+    @Test(.timeLimit(.minutes(2)))
+    func aSourceStuckInAReadDoesNotHoldUpTheStop() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let fifo = dir.path("stream.ts"), out = dir.path("stuck.mov")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        // Three seconds of picture, then the pipe stays open with nothing more in it.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "exec > \"$0\"; \"$1\" -v error -re -f lavfi -i testsrc=s=640x360:r=30 -t 3 "
+                            + "-c:v libx264 -preset ultrafast -f mpegts -; exec sleep 60", fifo, Env.tool("ffmpeg")!]
+        try writer.run()
+        defer { writer.terminate() }
+        var stoppedAt = 0.0
+        let r = try dualcam(["record", "--skip-speed-check", "--back", fifo, "--duration", "30", "--size", "640x360",
+                             "--audio", "none", "-o", out]) { p in
+            Thread.sleep(forTimeInterval: 6)
+            kill(p.processIdentifier, SIGINT)
+            stoppedAt = ProcessInfo.processInfo.systemUptime
+        }
+        let took = ProcessInfo.processInfo.systemUptime - stoppedAt
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(took < 6, "the stop took \(took) s")
+        #expect(r.stderr.contains("stream.ts: its capture thread did not stop within 3 s"), "\(r.stderr)")
+        let kept = try CrashSafetyTests.packetsEnd(out, stream: "v:0")
+        #expect(kept > 2 && kept < 3.2, "\(kept) s kept")
+    }
+
     @Test func sigintFinishesAPlayableFile() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
