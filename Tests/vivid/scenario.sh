@@ -13,6 +13,8 @@ colour() { v4l2-ctl -d "$1" --set-ctrl=test_pattern="$2" --set-ctrl=osd_text_mod
 # mount caches), and is copied to OUT when it exits.
 log=/run/dualcam-stderr.txt
 keep_log() { cp "$log" "$out/stderr.txt"; }
+# Also every 2 s while it runs: a scenario that hangs until the VM's time limit keeps its log.
+( while sleep 2; do [ -f "$log" ] && cp "$log" "$out/stderr.txt"; done ) &
 # Returns once dualcam has its first picture: the file starts there, and cameras can take a
 # second or more to deliver in the emulated VM.
 recording_started() { for _ in $(seq 300); do grep -q "recording to" "$log" 2>/dev/null && return; sleep 0.1; done; }
