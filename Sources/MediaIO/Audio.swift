@@ -47,11 +47,13 @@ public final class SampleQueue {
         write(&planes, count: n)
     }
 
-    /// Moves up to `n` samples from the front of this queue to the back of `other`.
-    public func move(_ n: Int, to other: SampleQueue) {
+    /// Moves up to `n` samples from the front of this queue to the back of `other`; returns
+    /// the loudest of them (0-1).
+    @discardableResult
+    public func move(_ n: Int, to other: SampleQueue) -> Float {
         if failed { other.failed = true }
         let n = min(n, count)
-        guard let fifo, n > 0 else { return }
+        guard let fifo, n > 0 else { return 0 }
         var left = [Float](repeating: 0, count: n), right = [Float](repeating: 0, count: n)
         left.withUnsafeMutableBytes { l in
             right.withUnsafeMutableBytes { r in
@@ -60,6 +62,9 @@ public final class SampleQueue {
             }
         }
         other.append(left: left, right: right, count: n)
+        var loudest: Float = 0
+        for i in 0..<n { loudest = max(loudest, abs(left[i]), abs(right[i])) }
+        return loudest
     }
 
     /// Moves up to `n` samples into `frame` (whose buffers must hold `n`).

@@ -34,7 +34,7 @@ final class EncodeQueue: @unchecked Sendable {
     private let audio = SampleQueue()
     private let samplesPerFrame: Int
     /// Captured audio, or nil for a silent track.
-    var liveAudio: LiveAudio?
+    var liveAudio: (any SoundSource)?
     private var origin: Double?
     private var framesEncoded = 0
 

@@ -179,12 +179,25 @@ public class LiveSource: @unchecked Sendable {
 /// published when its time comes, stamped with the monotonic clock; the end of the file is
 /// treated as an unplugged camera.
 final class FileSource: LiveSource, @unchecked Sendable {
-    private let path: String
+    let path: String
     private var reader: VideoReader?
+    private let paceLock = NSLock()
+    private var _paceStart: Double?
 
     init(path: String) {
         self.path = path
         super.init(name: path)
+    }
+
+    /// The monotonic time of the file's time zero: its pictures are published at this plus
+    /// their time. nil until the first picture.
+    var paceStart: Double? { paceLock.withLock { _paceStart } }
+
+    /// A reader of the file's sound on its pictures' timeline (after `open`); nil when the
+    /// file has no sound track.
+    func soundReader() throws(MediaError) -> AudioReader? {
+        guard let reader else { return nil }
+        return try AudioReader(path: path, timeline: reader.timeline)
     }
 
     override func open() throws {
@@ -200,7 +213,10 @@ final class FileSource: LiveSource, @unchecked Sendable {
         do {
             while !stopping, case let decodeStart = monotonicNow(), let picture = try reader.next() {
                 let decoding = monotonicNow() - decodeStart
-                if start == nil { start = monotonicNow() - picture.time }
+                if start == nil {
+                    start = monotonicNow() - picture.time
+                    paceLock.withLock { _paceStart = start }
+                }
                 // In short naps, so that a stop request is seen within 50 ms whatever the gap.
                 let due = start! + picture.time
                 while !stopping, case let wait = due - monotonicNow(), wait > 0 {

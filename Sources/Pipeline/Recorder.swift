@@ -43,6 +43,15 @@ public enum AudioInput: Sendable, Equatable {
     case systemDefault
     /// This ALSA device (`hw:1`, `plughw:CARD=C920`, `pipewire`), or fail.
     case device(String)
+    /// The sound track of the file given as --back (`back`) or --front, played with its
+    /// picture: in sync as in the file.
+    case fileSound(back: Bool)
+
+    /// Opened before the cameras (a wrong device name is then the one line there is).
+    var opensBeforeCameras: Bool {
+        if case .device = self { return true }
+        return self == .none
+    }
 }
 
 public struct RecordSummary: Sendable, Codable {
@@ -164,9 +173,10 @@ public final class Recorder {
         }
         // A device the user named first: a wrong --audio fails before anything else happens.
         // The default one after the cameras, so that no camera is the one line there is.
-        let named = options.audio == .systemDefault ? nil : try openAudio()
-        let sources = SourceSet(try openSources())
-        let liveAudio = options.audio == .systemDefault ? try openAudio() : named
+        let named = options.audio.opensBeforeCameras ? try openAudio(sources: []) : nil
+        let opened = try openSources()
+        let sources = SourceSet(opened)
+        let liveAudio = options.audio.opensBeforeCameras ? named : try openAudio(sources: opened)
         let compositor: PiPCompositor
         do { compositor = try PiPCompositor(layout: options.layout, threads: 2) } catch {
             throw .media(.encoderFailed(name: "compositor", reason: error.description))
@@ -183,7 +193,10 @@ public final class Recorder {
             throw .media(error)
         }
         queue.liveAudio = liveAudio
-        liveAudio?.onLost = { [weak self] why in self?.log("microphone lost (\(why)): recording goes on with silence") }
+        if let liveAudio {
+            let kind = liveAudio.kind
+            liveAudio.onLost = { [weak self] why in self?.log("\(kind) lost (\(why)): recording goes on with silence") }
+        }
 
         willStart()
         var clock = SlotClock(fps: fps, duration: options.duration)
@@ -206,10 +219,21 @@ public final class Recorder {
         return summary(clock: clock, counts: counts, sources: sources.all, audio: liveAudio)
     }
 
-    private func openAudio() throws(RecordError) -> LiveAudio? {
+    private func openAudio(sources: [LiveSource]) throws(RecordError) -> (any SoundSource)? {
         let live: LiveAudio
         switch options.audio {
         case .none: return nil
+        case let .fileSound(back):
+            let spec = back ? options.back : options.front
+            guard let file = sources.lazy.compactMap({ $0 as? FileSource }).first(where: { $0.path == spec }) else {
+                throw .media(.cannotOpen(path: spec ?? (back ? "--back" : "--front"),
+                                         reason: "--audio \(back ? "back" : "front") records the sound of a file given as "
+                                         + "--\(back ? "back" : "front"), and it did not open"))
+            }
+            let sound: FileSound
+            do { sound = try FileSound(source: file) } catch { throw .media(error) }
+            log("sound: \(sound.kind), in sync with its picture")
+            return sound
         case let .device(device):
             do { live = try LiveAudio(device: device) } catch { throw .media(error) }
         case .systemDefault:
@@ -318,7 +342,7 @@ public final class Recorder {
     /// The recording itself: each new back picture fills the slots due by then, until the
     /// duration is reached, a stop is asked for, the encoder fails or no source is left.
     private func fillSlots(_ clock: inout SlotClock, _ counts: inout Counts, sources: SourceSet,
-                           queue: EncodeQueue, compositor: PiPCompositor, startedAt: Double, audio: LiveAudio?,
+                           queue: EncodeQueue, compositor: PiPCompositor, startedAt: Double, audio: (any SoundSource)?,
                            file: RecordingFile) {
         while !shouldStop() && !clock.isComplete {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
@@ -394,7 +418,7 @@ public final class Recorder {
                      Double(slot) / Double(options.video.framesPerSecond)))
     }
 
-    private func reportStatus(_ clock: SlotClock, _ counts: inout Counts, audio: LiveAudio?) {
+    private func reportStatus(_ clock: SlotClock, _ counts: inout Counts, audio: (any SoundSource)?) {
         if let s = counts.reporter.due(now: monotonicNow(), frames: clock.next, fps: clock.fps, latencies: counts.latencies,
                                        repeated: counts.repeated, dropped: counts.droppedBack,
                                        encoderSkipped: counts.encoderSkipped, fullFrame: counts.fullFrame,
@@ -463,7 +487,7 @@ public final class Recorder {
     }
 
     /// Lets the audio catch up with the last frame (it arrives in 10 ms periods), then stops it.
-    private func stopAudio(_ live: LiveAudio?, end: Double?) {
+    private func stopAudio(_ live: (any SoundSource)?, end: Double?) {
         guard let live else { return }
         if let end {
             let deadline = monotonicNow() + 0.5
@@ -509,7 +533,7 @@ public final class Recorder {
         }
     }
 
-    private func summary(clock: SlotClock, counts: Counts, sources: [LiveSource], audio: LiveAudio?) -> RecordSummary {
+    private func summary(clock: SlotClock, counts: Counts, sources: [LiveSource], audio: (any SoundSource)?) -> RecordSummary {
         let sorted = counts.latencies.sorted()
         func pct(_ q: Double) -> Double { sorted.nearestRank(q) * 1000 }
         let cameras = sources.compactMap { $0 as? CameraSource }.map(\.counts)

@@ -28,9 +28,10 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("Frame rate asked of the cameras (default: the output's --rate); formats and sizes that "
                                + "reach it are chosen first.", valueName: "FPS"))
     var fps: Double?
-    @Option(help: ArgumentHelp("Audio: an ALSA capture device (hw:1, plughw:CARD=C920, pipewire), or none for a silent "
-                               + "track (default: the system's default device, the sound server on a PipeWire or "
-                               + "PulseAudio desktop).", valueName: "ALSA_DEVICE|none"))
+    @Option(help: ArgumentHelp("Audio: an ALSA capture device (hw:1, plughw:CARD=C920, pipewire), none for a silent "
+                               + "track, or back/front for the sound of a file given as --back/--front, in sync with "
+                               + "its picture (default: the system's default device, the sound server on a PipeWire or "
+                               + "PulseAudio desktop).", valueName: "ALSA_DEVICE|none|back|front"))
     var audio: String?
     @Option(name: .customLong("control"), help: ArgumentHelp(
         "Camera controls to set when a camera opens, over those saved with dualcam controls (repeatable): "
@@ -81,6 +82,15 @@ struct Record: ParsableCommand {
         _ = try outputLayout()
         _ = try Self.controlsByRole(controls)
         if let audio, audio.isEmpty { throw ValidationError("--audio needs an ALSA device (hw:1, default) or none") }
+        if let audio, audio == "back" || audio == "front" {
+            let spec = audio == "back" ? back : front
+            var st = stat()
+            guard let spec, stat(spec, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+                throw ValidationError("--audio \(audio) records the sound of a video file given as --\(audio)"
+                                      + (spec.map { ": \($0) is not one" } ?? "") + " (a camera's microphone is an ALSA "
+                                      + "device: dualcam devices lists them)")
+            }
+        }
     }
 
     func run() throws {
@@ -109,6 +119,7 @@ struct Record: ParsableCommand {
         switch audio {
         case nil: options.audio = .systemDefault
         case "none"?: options.audio = .none
+        case "back"?, "front"?: options.audio = .fileSound(back: audio == "back")
         case let device?: options.audio = .device(device)
         }
         options.pixelFormat = pixelFormat.map { FourCC($0) }
