@@ -392,7 +392,7 @@ public final class Recorder {
     /// all (the previous picture holds longer in the file; the sound goes on). The last slot
     /// of a recording of fixed length never is: the file ends on what was last seen.
     private func skipped(_ slot: Int, of clock: SlotClock, queue: EncodeQueue, counts: inout Counts) -> Bool {
-        guard slot > 0, slot != (clock.limit ?? 0) - 1 else { return false }
+        guard slot > 0, !clock.isLastSlot(slot) else { return false }
         let fps = Double(options.video.framesPerSecond)
         // Its own time counts only when a frame takes it longer than a slot: then what waits
         // never drains by itself. Faster than that, a backlog is a passing stall (the emulated

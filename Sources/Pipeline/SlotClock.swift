@@ -19,6 +19,8 @@ struct SlotClock {
 
     var period: Double { 1 / Double(fps) }
     var isComplete: Bool { limit.map { next >= $0 } ?? false }
+    /// Whether `slot` is the last of a recording of fixed length.
+    func isLastSlot(_ slot: Int) -> Bool { limit.map { slot == $0 - 1 } ?? false }
     /// Seconds of output so far.
     var seconds: Double { Double(next) / Double(fps) }
 

@@ -62,7 +62,12 @@ import Testing
         #expect(abs(d - seconds) <= 1.0 / 30, "duration \(d) s, asked \(seconds) s")
         let a = try #require(p.stream("audio"))
         #expect(abs(try #require(Probe.number(a["duration"])) - d) <= 0.05)
-        return Int(v["nb_frames"] as? String ?? "") ?? 0
+        // Real cameras as well as files: every picture on its slot, the priming in the edit
+        // list; a frame rate of exactly 30 where no slot was skipped.
+        try Probe.expectPicturesOnTheirSlots(path)
+        let frames = Int(v["nb_frames"] as? String ?? "") ?? 0
+        if frames == Int((seconds * 30).rounded()) { #expect(v["avg_frame_rate"] as? String == "30/1") }
+        return frames
     }
 
     /// Both cameras recorded: the file checks out, and near its end the front (red) is the
