@@ -14,6 +14,23 @@ import Testing
 
     static let composeArguments = ["compose", Reference.back, Reference.front]
 
+    /// The end of a Python script that forked a child on a pseudo-terminal (`pid`, `fd`):
+    /// reads what it writes there to the end, prints it and exits with the child's status.
+    static let collectTerminalOutput = """
+        out = b''
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+        sys.stdout.write(out.decode(errors='replace'))
+        sys.exit(os.WEXITSTATUS(status))
+        """
+
     /// Ctrl-S on the terminal stops its output: every write to it then waits until Ctrl-Q.
     /// Before, the status line was written from the recording thread, which waited with it
     /// and recorded nothing meanwhile. Now messages wait on a thread of their own: held for
@@ -34,19 +51,7 @@ import Testing
             os.write(fd, b'\\x13')
             time.sleep(6)
             os.write(fd, b'\\x11')
-            out = b''
-            while True:
-                try:
-                    chunk = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            _, status = os.waitpid(pid, 0)
-            sys.stdout.write(out.decode(errors='replace'))
-            sys.exit(os.WEXITSTATUS(status))
-            """
+            """ + "\n" + Self.collectTerminalOutput
         let r = try run("/usr/bin/env", ["python3", "-c", script, Env.dualcam, "record", "--back", camera, "--duration", "5",
                                          "--size", "640x360", "--audio", "none", "--skip-speed-check", "--json", "-o", out])
         #expect(r.status == 0, "\(r.stdout)")
@@ -76,19 +81,7 @@ import Testing
                     os.kill(g, signal.SIGKILL)
                     os._exit(200)
                 os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 201)
-            out = b''
-            while True:
-                try:
-                    chunk = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            _, status = os.waitpid(pid, 0)
-            sys.stdout.write(out.decode(errors='replace'))
-            sys.exit(os.WEXITSTATUS(status))
-            """
+            """ + "\n" + Self.collectTerminalOutput
         let r = try run("/usr/bin/env", ["python3", "-c", script, Env.dualcam, "record", "--back", Reference.back,
                                          "--front", Reference.front, "--duration", "2", "--size", "640x360", "--audio", "none",
                                          "--skip-speed-check", "-o", out])
