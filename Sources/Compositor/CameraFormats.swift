@@ -9,7 +9,7 @@ public enum CameraFormats {
 
     // Even and odd bytes as lane loops, which LLVM makes pand/psrlw + packuswb. (Through
     // `init(truncatingIfNeeded:)` of 16-bit lanes they were calls wherever the caller was
-    // large; see Lanes in Packed422Converting.swift.)
+    // large; see Lanes in ColorConversionLanes.swift.)
     @inline(__always)
     static func evens(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>) -> SIMD16<UInt8> {
         var r = SIMD16<UInt8>()

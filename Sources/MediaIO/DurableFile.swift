@@ -77,12 +77,3 @@ public final class DurableFile: @unchecked Sendable {
         return dir.isEmpty ? "." : dir
     }
 }
-
-/// Runs a system call again while it fails with EINTR (a signal arrived: Ctrl-C, SIGUSR1).
-@inline(__always)
-public func retryingEINTR<T: BinaryInteger>(_ call: () -> T) -> T {
-    while true {
-        let rc = call()
-        if rc >= 0 || errno != EINTR { return rc }
-    }
-}

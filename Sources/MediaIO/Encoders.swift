@@ -45,8 +45,6 @@ public struct VideoEncoderSettings: Sendable {
     public enum Codec: String, Sendable, CaseIterable {
         case hevc, h264
         public var softwareEncoder: String { self == .hevc ? "libx265" : "libx264" }
-        /// The sample entry Apple's players need: hvc1 (not hev1) for HEVC, avc1 for H.264.
-        public var tag: String { self == .hevc ? "hvc1" : "avc1" }
         public var displayName: String { self == .hevc ? "HEVC" : "H.264" }
     }
     public var codec = Codec.hevc {
@@ -69,7 +67,7 @@ public struct VideoEncoderSettings: Sendable {
     public init() {}
 }
 
-/// HEVC in BT.709 limited range, constant frame rate. Frames are composed into `canvas`
+/// HEVC or H.264 (software or NVENC) in BT.709 limited range, constant frame rate. Frames are composed into `canvas`
 /// (the encoder's own frame) or into any `EncoderFrame`, and sent without a copy.
 public final class VideoEncoder: Encoder {
     public let settings: VideoEncoderSettings

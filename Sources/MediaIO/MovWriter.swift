@@ -4,7 +4,8 @@ import Foundation
 import Glibc
 #endif
 
-/// Writes HEVC + AAC into a QuickTime file (owns the muxer and its file).
+/// Writes the video encoder's packets (HEVC or H.264) and AAC into a QuickTime file (owns
+/// the muxer and its file).
 public final class MovWriter {
     public let path: String
     private let context: UnsafeMutablePointer<AVFormatContext>
@@ -142,11 +143,6 @@ public final class MovWriter {
             try flush(pb)
             try durable.syncSoon()
         }
-    }
-
-    /// Encodes the picture last composed into `video.canvas()` as frame `index`.
-    public func writeVideoFrame(index: Int64) throws(MediaError) {
-        try video.send(frameIndex: index) { (p) throws(MediaError) in try writeVideo(p) }
     }
 
     /// Encodes `frame` (I420, output size: a pool frame or a decoded one composed in place)

@@ -4,8 +4,6 @@ import MediaIO
 /// Turns one uncompressed camera buffer into I420. A buffer shorter than its format needs
 /// (a transfer cut short) is refused rather than shown with stale bytes at its end.
 enum RawFrameConverter {
-    static let formats: Set<FourCC> = [.yuyv, .uyvy, .nv12, .yu12]
-
     /// The bytes a whole frame of `stream` takes.
     static func requiredBytes(_ stream: StreamFormat) -> Int {
         let rows = stream.height, line = stream.bytesPerLine

@@ -333,10 +333,12 @@ public final class Recorder {
                      Double(free) / 1e6, options.output, Double(free) / bytesPerSecond / 60, bytesPerSecond / 1e6))
     }
 
-    /// A generous estimate of what x265 writes per second (0.13 bits per pixel, as busy
-    /// camera footage at crf 28 takes) plus the AAC track.
+    /// What the file takes per second: the --bitrate asked for, or a generous estimate of
+    /// what the encoder writes at a crf (0.13 bits per pixel, as busy camera footage at crf
+    /// 28 takes); plus the AAC track.
     static func expectedBytesPerSecond(_ v: VideoEncoderSettings) -> Double {
-        Double(v.size.width * v.size.height) * Double(v.framesPerSecond) * 0.13 / 8 + 20_000
+        let video = v.bitrate.map(Double.init) ?? Double(v.size.width * v.size.height) * Double(v.framesPerSecond) * 0.13
+        return video / 8 + Double(v.audioBitrate) / 8
     }
 
     /// The recording itself: each new back picture fills the slots due by then, until the

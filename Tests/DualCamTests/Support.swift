@@ -247,3 +247,58 @@ func cut(_ plane: [UInt8], width: Int, x: Int, y: Int, w: Int, h: Int) -> [UInt8
     for row in y..<(y + h) { out.append(contentsOf: plane[(row * width + x)..<(row * width + x + w)]) }
     return out
 }
+
+/// Where things are on the 1920x1080 canvas with the default layout.
+enum Canvas {
+    static let width = 1920, height = 1080
+    static let inset = (x: 1744, y: 16, w: 160, h: 213)
+
+    static func luma(_ frame: [UInt8]) -> [UInt8] { Array(frame[0..<(width * height)]) }
+    static func insetLuma(_ frame: [UInt8]) -> [UInt8] {
+        cut(frame, width: width, x: inset.x, y: inset.y, w: inset.w, h: inset.h)
+    }
+    /// The full frame minus the inset and a 4 px band around it (scaler edge effects).
+    static func outsideInsetLuma(_ frame: [UInt8]) -> [UInt8] {
+        var out = [UInt8]()
+        for y in 0..<height {
+            for x in 0..<width {
+                let near = x >= inset.x - 4 && x < inset.x + inset.w + 4 && y >= inset.y - 4 && y < inset.y + inset.h + 4
+                if !near { out.append(frame[y * width + x]) }
+            }
+        }
+        return out
+    }
+}
+
+/// References made by ffmpeg's own filters from the source files: the same crop, scale and
+/// colour conversion we claim to do, by an independent implementation.
+enum Reference {
+    static let back = Env.fixture("back-16x9-30fps.mp4")      // 640x360, BT.709, 30 fps
+    static let front = Env.fixture("front-4x3-25fps.mkv")     // 640x480, BT.601, 25 fps
+    static let portrait = Env.fixture("portrait-rotated-60fps.mp4")
+
+    // Aspect-fill crops, rounded to whole pixels (ours are sub-pixel).
+    // (FFmpeg 5.1's colormatrix filter overruns its buffer on odd heights; swscale converts
+    // the matrix as well.)
+    static let toBT709 = "in_color_matrix=bt601:out_color_matrix=bt709"
+    static let frontAsInset = "crop=361:480:140:0,scale=160:213:flags=area:\(toBT709)"
+    static let frontAsFull = "crop=640:360:0:60,scale=1920:1080:flags=bilinear:\(toBT709)"
+    static let backAsInset = "crop=270:360:185:0,scale=160:213:flags=area"
+    static let backAsFull = "scale=1920:1080:flags=bilinear"
+
+    static func insetLuma(_ path: String, frame: Int, filter: String) throws -> [UInt8] {
+        Array(try Decode.frame(path, index: frame, filter: filter)[0..<(160 * 213)])
+    }
+    static func fullLuma(_ path: String, frame: Int, filter: String) throws -> [UInt8] {
+        Canvas.luma(try Decode.frame(path, index: frame, filter: filter))
+    }
+}
+
+/// PSNR bounds (luma). Measured on these fixtures at the default crf 28: a region compared
+/// with the source it should show scores 28.7-48 dB (x265's loss, two different scalers,
+/// and our sub-pixel crop against ffmpeg's whole-pixel one; the lowest is BACK's detailed
+/// test pattern shrunk into the inset). Compared with the other source it scores 5.4-9.5 dB.
+/// 25 dB leaves 3.7 dB for encoder noise below the worst match and 15 dB above the best
+/// mismatch; 15 dB is the ceiling for "shows the other picture".
+let samePicture = 25.0
+let otherPicture = 15.0

@@ -1,0 +1,82 @@
+import Compositor
+import Foundation
+import MediaIO
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A captured picture, owned by its source's pool. Its pixels are an encoder frame's: when
+/// it is the main picture at the output size, the inset is drawn into it and it is encoded
+/// as it is, without a copy.
+public final class LiveFrame: @unchecked Sendable {
+    let storage: EncoderFrame
+    public let buffer: I420Buffer
+    public fileprivate(set) var timestamp = 0.0
+    /// Where its latency is counted from (monotonic seconds): a camera's buffer timestamp,
+    /// so conversion or JPEG decoding is inside the figure; for a file, the time it was due
+    /// less the time its decoding took (done ahead, as a camera exposes ahead of its buffer).
+    public fileprivate(set) var latencyOrigin = 0.0
+    public fileprivate(set) var matrix = YCbCrMatrix.bt601
+    /// Decoded at 1/2^shift of the camera's size (a JPEG for the inset); 0 at full size.
+    public fileprivate(set) var shift = 0
+    init(size: Size) {
+        storage = EncoderFrame.camera(size: size)
+        buffer = I420Buffer(wrapping: storage.view, owner: storage)
+    }
+    public var picture: SourcePicture { SourcePicture(image: buffer.view, matrix: matrix) }
+    /// Its pixels were re-encoded where they lie (by the composer, which holds it).
+    func retag(_ m: YCbCrMatrix) { matrix = m }
+}
+
+/// The newest frame of a live source, handed from its capture thread to the composer.
+/// Three frames circulate: the one published, the one the composer holds, and the one being
+/// filled, so the capture thread never waits and never writes what is being read. Frames
+/// composed in place wait to be encoded on top of these: while the encoder holds one, a new
+/// one takes its turn (at most as many as the encoder's queue is deep).
+final class FrameExchange: @unchecked Sendable {
+    private let lock = NSLock()
+    private var frames: [LiveFrame] = []
+    private var published: Int?
+    private var held: Int?
+    private var fresh = false
+
+    /// A frame the capture thread may fill (sized `size`; reallocated if the size changed).
+    func frameToFill(size: Size) -> LiveFrame {
+        lock.lock()
+        defer { lock.unlock() }
+        if frames.isEmpty { frames = (0..<3).map { _ in LiveFrame(size: size) } }
+        guard let i = frames.indices.first(where: { $0 != published && $0 != held && frames[$0].storage.isExclusive })
+        else {
+            frames.append(LiveFrame(size: size))
+            return frames[frames.count - 1]
+        }
+        if frames[i].buffer.size != size { frames[i] = LiveFrame(size: size) }
+        return frames[i]
+    }
+
+    func publish(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0, latencyOrigin: Double? = nil) {
+        frame.timestamp = timestamp
+        frame.latencyOrigin = latencyOrigin ?? timestamp
+        frame.matrix = matrix
+        frame.shift = shift
+        lock.lock()
+        published = frames.firstIndex { $0 === frame }
+        fresh = true
+        lock.unlock()
+    }
+
+    /// Frames allocated so far (they are kept and reused).
+    var frameCount: Int { lock.withLock { frames.count } }
+
+    /// The newest frame, held until the next `take` (nil before the first).
+    func take() -> (frame: LiveFrame, isNew: Bool)? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let p = published else { return nil }
+        held = p
+        let isNew = fresh
+        fresh = false
+        return (frames[p], isNew)
+    }
+}
