@@ -20,7 +20,6 @@ let kernelISA: [String] = []
 
 let package = Package(
     name: "DualCam",
-    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "dualcam", targets: ["dualcam"]),
         .library(name: "Compositor", targets: ["Compositor"]),
@@ -66,9 +65,9 @@ let package = Package(
                 + (sanitized ? [.define("DUALCAM_SANITIZED")] : [])
         ),
         .target(name: "MediaIO", dependencies: ["CFFmpeg", "CJPEG", "CV4L2", "CALSA", "Compositor"]),
-        .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor"]),
+        .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor", "CV4L2"]),
         // The preview window (SDL2): shows what Pipeline composes, on its own thread.
-        .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "MediaIO", "Compositor"]),
+        .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "Compositor"]),
         .executableTarget(
             name: "dualcam",
             dependencies: ["Pipeline", "MediaIO", "Compositor", "Preview",

@@ -1,7 +1,6 @@
 import CSDL2
 import Compositor
 import Foundation
-import MediaIO
 import Pipeline
 
 /// A window showing the composed picture while it is made, at a reduced size and rate
@@ -104,7 +103,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     }
 
     public func offer(_ picture: I420View) {
-        let now = monotonicNow()
+        let now = ProcessInfo.processInfo.systemUptime
         guard now - lastOffer >= 1 / Self.framesPerSecond else { return }
         lock.lock()
         let spare = (0..<buffers.count).first { $0 != ready && $0 != showing }
@@ -138,7 +137,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
                 lock.lock(); showing = nil; lock.unlock()
             }
             // Events for up to a frame's time, then the next picture.
-            let deadline = monotonicNow() + 1 / (2 * Self.framesPerSecond)
+            let deadline = ProcessInfo.processInfo.systemUptime + 1 / (2 * Self.framesPerSecond)
             while let event = window.nextEvent(until: deadline) { handle(event) }
         }
     }

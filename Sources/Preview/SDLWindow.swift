@@ -1,6 +1,6 @@
 import CSDL2
 import Compositor
-import MediaIO
+import Foundation
 
 /// An SDL window with a renderer and a streaming I420 texture, owned together and freed
 /// together. Every call must come from the thread that opened it.
@@ -74,7 +74,7 @@ final class SDLWindow {
     func nextEvent(until deadline: Double) -> Event? {
         var e = SDL_Event()
         while true {
-            let ms = Int32(max(0, min(1000, (deadline - monotonicNow()) * 1000)))
+            let ms = Int32(max(0, min(1000, (deadline - ProcessInfo.processInfo.systemUptime) * 1000)))
             guard SDL_WaitEventTimeout(&e, ms) == 1 else { return nil }
             switch dc_sdl_event_type(&e) {
             case SDL_QUIT.rawValue:
@@ -92,7 +92,7 @@ final class SDLWindow {
             default:
                 break
             }
-            if monotonicNow() >= deadline { return nil }
+            if ProcessInfo.processInfo.systemUptime >= deadline { return nil }
         }
     }
 
