@@ -107,35 +107,4 @@ import Testing
         try #require(r.status == 0, "\(r.stderr)")
         try Self.expectInSync(out, flashes: [1.5])
     }
-
-    /// `record` with a file played as the back camera and its own sound (`--audio back`):
-    /// flashes and beeps 1.2 s apart, drawn sample-exact (aevalsrc) at instants on both the
-    /// file's 25 fps grid and the output's 30. Each beep must start within 5 ms of its
-    /// flash: picture and sound on the same clock, the AAC priming in the edit list (before,
-    /// the picture was 1024 samples late).
-    @Test(.timeLimit(.minutes(2)))
-    func recordKeepsAFileSourcesSoundInSyncToTheSample() throws {
-        try Env.requireFFmpegTools()
-        let dir = try TempDir()
-        let clip = dir.path("marked.mp4"), out = dir.path("marked.mov")
-        try makeClip(clip, ["-f", "lavfi", "-i", "color=black:s=320x240:r=25:d=6,drawbox=c=white:t=fill:enable='between(mod(t,1.2),1,1.1)'",
-                            "-f", "lavfi", "-i", "aevalsrc='if(between(mod(t,1.2),1,1.1),0.3*sin(2*PI*1000*t),0)':s=44100:d=6",
-                            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"])
-        // Up to 5 s of encoder lag: a busy machine must not skip the slot a flash lands in.
-        let r = try dualcam(["record", "--back", clip, "--audio", "back", "--duration", "5.5", "--size", "640x360",
-                             "--skip-speed-check", "--max-encoder-lag", "5", "-o", out])
-        try #require(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.contains("sound: sound track of \(clip), in sync with its picture"), "\(r.stderr)")
-        try Probe.expectPicturesOnTheirSlots(out)
-        let (flashes, beeps) = try Self.onsets(out)
-        print("record --audio back: flashes \(flashes), beeps \(beeps)")
-        try #require(flashes.count == 4 && beeps.count == 4, "flashes \(flashes), beeps \(beeps)")
-        for (f, e) in zip(flashes, [1.0, 2.2, 3.4, 4.6]) { #expect(abs(f - e) < 0.001, "flash at \(f) s, expected \(e)") }
-        for (f, b) in zip(flashes, beeps) { #expect(abs(b - f) <= 0.005, "beep at \(b) s, flash at \(f) s") }
-
-        // Only a file has a sound track to take: a clear line otherwise.
-        let camera = try dualcam(["record", "--back", clip, "--audio", "front", "-o", dir.path("no.mov")])
-        #expect(camera.status != 0
-                && camera.stderr.contains("--audio front records the sound of a video file given as --front"), "\(camera.stderr)")
-    }
 }
