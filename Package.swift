@@ -18,6 +18,10 @@ let kernelISA = ["-Xcc", "-march=x86-64-\(x86Level)"]
 let kernelISA: [String] = []
 #endif
 
+// CI sets this: a compiler warning in our own code fails the build (dependencies keep theirs).
+let strict: [SwiftSetting] = ProcessInfo.processInfo.environment["DUALCAM_WERROR"] == "1"
+    ? [.unsafeFlags(["-warnings-as-errors"])] : []
+
 let package = Package(
     name: "DualCam",
     products: [
@@ -26,6 +30,7 @@ let package = Package(
         // For the package-benchmark suite (Benchmarks/): the product paths it counts
         // allocations on.
         .library(name: "Pipeline", targets: ["Pipeline"]),
+        .library(name: "Benchmarking", targets: ["Benchmarking"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -62,23 +67,27 @@ let package = Package(
         .target(
             name: "Compositor",
             swiftSettings: [.unsafeFlags(["-O"] + kernelISA)]
-                + (sanitized ? [.define("DUALCAM_SANITIZED")] : [])
+                + (sanitized ? [.define("DUALCAM_SANITIZED")] : []) + strict
         ),
-        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CJPEG", "CV4L2", "CALSA", "Compositor"]),
-        .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor", "CV4L2"]),
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CJPEG", "CV4L2", "CALSA", "Compositor"], swiftSettings: strict),
+        .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor", "CV4L2"], swiftSettings: strict),
+        // The benchmark harness (`dualcam bench`): the product's paths timed beside their
+        // floors and libswscale / libjpeg-turbo references. Nothing in the product uses it.
+        .target(name: "Benchmarking", dependencies: ["Pipeline", "MediaIO", "Compositor", "CFFmpeg", "CJPEG"], swiftSettings: strict),
         // The preview window (SDL2): shows what Pipeline composes, on its own thread.
-        .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "Compositor"]),
+        .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "Compositor"], swiftSettings: strict),
         .executableTarget(
             name: "dualcam",
-            dependencies: ["Pipeline", "MediaIO", "Compositor", "Preview",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Pipeline", "MediaIO", "Compositor", "Preview", "Benchmarking",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
         ),
         // The vivid VM's A/V sync test plays beeps and flips a camera control at the same
         // monotonic instant with this; it ships nothing.
         // Optimised even in debug builds: it must produce audio in real time in an emulated VM.
         .executableTarget(name: "dualcam-av-marker", dependencies: ["CALSA", "CV4L2"], path: "Tests/AVMarker",
-                          swiftSettings: [.unsafeFlags(["-O"])]),
-        .testTarget(name: "CompositorTests", dependencies: ["Compositor"]),
-        .testTarget(name: "DualCamTests", dependencies: ["Compositor", "MediaIO", "Pipeline"]),
+                          swiftSettings: [.unsafeFlags(["-O"])] + strict),
+        .testTarget(name: "CompositorTests", dependencies: ["Compositor"], swiftSettings: strict),
+        .testTarget(name: "DualCamTests", dependencies: ["Compositor", "MediaIO", "Pipeline", "Benchmarking"], swiftSettings: strict),
     ]
 )

@@ -35,7 +35,7 @@ let package = Package(
         .executableTarget(
             name: "PathBenchmarks",
             dependencies: [
-                .product(name: "Pipeline", package: "DualCam"),
+                .product(name: "Benchmarking", package: "DualCam"),
                 .product(name: "Benchmark", package: "package-benchmark"),
             ],
             path: "Benchmarks/PathBenchmarks",

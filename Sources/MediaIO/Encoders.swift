@@ -3,12 +3,12 @@ import Foundation
 import Compositor
 
 /// Owns an opened encoder; packets come out through `drain`.
-public class Encoder {
+open class Encoder {
     let name: String
     let context: CodecContext
     private let packet = Packet()
 
-    init(name: String, configure: (UnsafeMutablePointer<AVCodecContext>) -> Void,
+    package init(name: String, configure: (UnsafeMutablePointer<AVCodecContext>) -> Void,
          options: [String: String]) throws(MediaError) {
         self.name = name
         guard let codec = avcodec_find_encoder_by_name(name), let ctx = CodecContext(codec: codec) else {
@@ -27,7 +27,7 @@ public class Encoder {
     var timeBase: AVRational { context.pointer.pointee.time_base }
 
     /// Sends one frame, or nil to flush, and hands every packet that is ready to `sink`.
-    func encode(_ frame: UnsafeMutablePointer<AVFrame>?,
+    package func encode(_ frame: UnsafeMutablePointer<AVFrame>?,
                 sink: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
         try check(avcodec_send_frame(context.pointer, frame)) { .encoderFailed(name: name, reason: $0) }
         while true {

@@ -47,7 +47,7 @@ enum AVCode {
 
 /// Turns a negative FFmpeg return code into a thrown error; passes others through.
 @discardableResult
-func check(_ code: Int32, _ error: (String) -> MediaError) throws(MediaError) -> Int32 {
+package func check(_ code: Int32, _ error: (String) -> MediaError) throws(MediaError) -> Int32 {
     if code < 0 { throw error(averrorText(code)) }
     return code
 }

@@ -5,13 +5,13 @@ import MediaIO
 /// capture thread: uncompressed formats converted by our kernels, JPEGs decoded no larger
 /// than the camera's role needs (the inset's size while it is the inset). Damaged buffers
 /// give nil. `dualcam bench` runs this same code on made-up buffers.
-final class CameraFrameMaker {
-    let name: String
+package final class CameraFrameMaker {
+    package let name: String
     private var decoders: [Int: MJPEGDecoder] = [:]
     /// The matrix of the last picture made: the output's for packed 4:2:2 (re-encoded as
     /// it is unpacked), the driver's for the other uncompressed formats, the JPEG's own for
     /// MJPEG.
-    private(set) var matrix: YCbCrMatrix
+    package private(set) var matrix: YCbCrMatrix
     /// What the compositor writes.
     let output: YCbCrMatrix
     /// Frames are converted on two threads: the frame waits for its conversion (measured,
@@ -19,15 +19,15 @@ final class CameraFrameMaker {
     private lazy var fork = ForkJoin(name: "dualcam-convert")
     private let packed422Job = CameraFormats.Packed422Job()
     /// Benchmarks' reference: JPEGs converted by libswscale, as an ffmpeg pipeline does.
-    var convertsWithLibswscale = false
+    package var convertsWithLibswscale = false
 
-    init(name: String, matrix: YCbCrMatrix, output: YCbCrMatrix) {
+    package init(name: String, matrix: YCbCrMatrix, output: YCbCrMatrix) {
         self.name = name
         self.matrix = matrix
         self.output = output
     }
 
-    func make(_ bytes: UnsafeRawBufferPointer, isDamaged: Bool, stream: StreamFormat, inset: Size?,
+    package func make(_ bytes: UnsafeRawBufferPointer, isDamaged: Bool, stream: StreamFormat, inset: Size?,
               exchange: FrameExchange) -> (frame: LiveFrame, shift: Int)? {
         guard !isDamaged else { return nil }
         let full = Size(width: stream.width, height: stream.height)

@@ -34,15 +34,17 @@ public final class LiveFrame: @unchecked Sendable {
 /// filled, so the capture thread never waits and never writes what is being read. Frames
 /// composed in place wait to be encoded on top of these: while the encoder holds one, a new
 /// one takes its turn (at most as many as the encoder's queue is deep).
-final class FrameExchange: @unchecked Sendable {
+package final class FrameExchange: @unchecked Sendable {
     private let lock = NSLock()
     private var frames: [LiveFrame] = []
     private var published: Int?
     private var held: Int?
     private var fresh = false
 
+    package init() {}
+
     /// A frame the capture thread may fill (sized `size`; reallocated if the size changed).
-    func frameToFill(size: Size) -> LiveFrame {
+    package func frameToFill(size: Size) -> LiveFrame {
         lock.lock()
         defer { lock.unlock() }
         if frames.isEmpty { frames = (0..<3).map { _ in LiveFrame(size: size) } }
@@ -55,7 +57,7 @@ final class FrameExchange: @unchecked Sendable {
         return frames[i]
     }
 
-    func publish(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0, latencyOrigin: Double? = nil) {
+    package func publish(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0, latencyOrigin: Double? = nil) {
         frame.timestamp = timestamp
         frame.latencyOrigin = latencyOrigin ?? timestamp
         frame.matrix = matrix
@@ -70,7 +72,7 @@ final class FrameExchange: @unchecked Sendable {
     var frameCount: Int { lock.withLock { frames.count } }
 
     /// The newest frame, held until the next `take` (nil before the first).
-    func take() -> (frame: LiveFrame, isNew: Bool)? {
+    package func take() -> (frame: LiveFrame, isNew: Bool)? {
         lock.lock()
         defer { lock.unlock() }
         guard let p = published else { return nil }

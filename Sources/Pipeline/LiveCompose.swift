@@ -9,7 +9,7 @@ extension PiPCompositor {
     /// colours re-encoded in place if need be (and it is retagged: a picture shown twice is
     /// converted once), the inset drawn in. Otherwise both go into `canvas`.
     /// Returns the frame to encode and whether it is the main picture's own.
-    func compose(driver: LiveFrame, other: LiveFrame?, swapped: Bool, canvas: EncoderFrame)
+    package func compose(driver: LiveFrame, other: LiveFrame?, swapped: Bool, canvas: EncoderFrame)
         -> (frame: EncoderFrame, inPlace: Bool) {
         let (main, inset) = swapped && other != nil ? (other!, driver) : (driver, other)
         if layout.insetCornerUnseenInInset, main.buffer.size == layout.canvas, main.storage.isExclusive {

@@ -3,6 +3,7 @@ import Compositor
 import Foundation
 import MediaIO
 import Pipeline
+import Benchmarking
 
 extension LatencyBench.Sources: ExpressibleByArgument {}
 extension Bench.InsetStyleChoice: ExpressibleByArgument {}

@@ -2,6 +2,7 @@ import Compositor
 import Foundation
 import MediaIO
 @testable import Pipeline
+@testable import Benchmarking
 import Testing
 
 /// No copy the data does not need: pictures composed where they lie, handed to the encoder

@@ -1,5 +1,5 @@
 import Benchmark
-import Pipeline
+import Benchmarking
 
 // The product's paths, as `dualcam bench` times them (PathBench): source buffers to the
 // frame the encoder takes, through the code `compose` and `record` run, warm sources. What

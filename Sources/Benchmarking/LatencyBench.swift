@@ -1,6 +1,7 @@
 import Compositor
 import Foundation
 import MediaIO
+import Pipeline
 
 /// The compositor's kernels alone, per layout, with libswscale doing the same scaling plus
 /// the copy in the same run: `inset-only-*` draw the inset into a 1080p frame in place (no

@@ -1,5 +1,6 @@
 import CFFmpeg
 import Compositor
+import MediaIO
 
 /// Makes JPEGs as a USB webcam sends them (full-range 4:2:2, one per frame), for benchmarks
 /// and tests of the MJPEG camera path that need no camera.

@@ -1,6 +1,7 @@
 import Compositor
 import Foundation
 import MediaIO
+import Pipeline
 
 /// Latency of the paths the product runs, from the source buffers to the frame the encoder
 /// receives, through the product's own code, each beside the way an ffmpeg pipeline does

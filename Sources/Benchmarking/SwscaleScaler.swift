@@ -1,5 +1,6 @@
 import CFFmpeg
 import Compositor
+import MediaIO
 
 /// libswscale scaling one I420 picture (or a whole-pixel crop of it) into a plane-set region:
 /// the reference the compositor's kernels are benchmarked against. Owns its SwsContext.

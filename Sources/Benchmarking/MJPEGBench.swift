@@ -1,6 +1,7 @@
 import Compositor
 import Foundation
 import MediaIO
+import Pipeline
 
 /// The MJPEG camera path, timed without cameras: a 1080p back and a 1080p front camera's
 /// JPEGs decoded (each as its capture thread does) and composed into the canvas, with the
