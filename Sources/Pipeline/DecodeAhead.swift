@@ -13,14 +13,12 @@ final class DecodeAhead: @unchecked Sendable {
     /// Set once the reader has ended: nil at the end of the stream, or its error.
     private var outcome: Result<Void, MediaError>?
     private var stopping = false
-    private var threadEnded = false
+    private var thread: OwnedThread?
 
     init(_ reader: VideoReader, depth: Int = 3) {
         self.reader = reader
         self.depth = depth
-        let thread = Thread { [self] in decodeLoop() }
-        thread.name = "dualcam-decode"
-        thread.start()
+        thread = OwnedThread(name: "dualcam-decode") { [self] in decodeLoop() }
     }
 
     deinit { stop() }
@@ -44,17 +42,11 @@ final class DecodeAhead: @unchecked Sendable {
         condition.lock()
         stopping = true
         condition.broadcast()
-        while !threadEnded { condition.wait() }
         condition.unlock()
+        thread?.join()
     }
 
     private func decodeLoop() {
-        defer {
-            condition.lock()
-            threadEnded = true
-            condition.broadcast()
-            condition.unlock()
-        }
         while true {
             condition.lock()
             while ready.count >= depth && !stopping { condition.wait() }

@@ -30,7 +30,7 @@ final class EncodeQueue: @unchecked Sendable {
     private var finishing = false
     private var failure: MediaError?
     private let writer: MovWriter
-    private let done = DispatchSemaphore(value: 0)
+    private var thread: OwnedThread?
     private let audio = SampleQueue()
     private let samplesPerFrame: Int
     /// Captured audio, or nil for a silent track.
@@ -101,9 +101,7 @@ final class EncodeQueue: @unchecked Sendable {
         samplesPerFrame = Int(OutputAudio.sampleRate) / fps
         free.reserveCapacity(depth)
         queued.reserveCapacity(depth)
-        let t = Thread { [self] in encodeLoop() }
-        t.name = "dualcam-encoder"
-        t.start()
+        thread = OwnedThread(name: "dualcam-encoder") { [self] in encodeLoop() }
     }
 
     /// A frame to compose into, without waiting.
@@ -172,7 +170,7 @@ final class EncodeQueue: @unchecked Sendable {
         // The backlog is bounded, so finishing takes seconds; an encoder that stops making
         // progress (a write the disk never answers) is given up on rather than waited for.
         var encoded = encodedFrames, progressAt = monotonicNow()
-        while done.wait(timeout: .now() + 0.5) == .timedOut {
+        while thread?.join(timeout: 0.5) == false {
             if encodedFrames != encoded {
                 encoded = encodedFrames
                 progressAt = monotonicNow()
@@ -253,10 +251,7 @@ final class EncodeQueue: @unchecked Sendable {
             }
         }
         // After a failure the file is kept as it stands: nothing more is written.
-        if error != nil {
-            done.signal()
-            return
-        }
+        if error != nil { return }
         do {
             // The track ends exactly where the picture does.
             try addAudio(upTo: encodedFrames * samplesPerFrame, padding: true)
@@ -264,6 +259,5 @@ final class EncodeQueue: @unchecked Sendable {
         } catch {
             condition.lock(); failure = failure ?? error; condition.unlock()
         }
-        done.signal()
     }
 }

@@ -21,8 +21,7 @@ final class LiveAudio: @unchecked Sendable {
     private var peak: Float = 0
     private var lostReason: String?
     private var stopping = false
-    private let finished = DispatchSemaphore(value: 0)
-    private var started = false
+    private var thread: OwnedThread?
     /// Told once, from the capture thread, when the microphone is dropped.
     var onLost: (String) -> Void = { _ in }
 
@@ -38,13 +37,7 @@ final class LiveAudio: @unchecked Sendable {
             lose(error.description)
             return
         }
-        started = true
-        let t = Thread { [self] in
-            captureLoop()
-            finished.signal()
-        }
-        t.name = "dualcam-audio"
-        t.start()
+        thread = OwnedThread(name: "dualcam-audio") { [self] in captureLoop() }
     }
 
     /// Ends the capture thread, waiting for it at most `stopTimeout` (a read gives up after
@@ -53,10 +46,7 @@ final class LiveAudio: @unchecked Sendable {
     @discardableResult
     func stop() -> Bool {
         lock.lock(); stopping = true; lock.unlock()
-        guard started else { return true }
-        guard finished.wait(timeout: .now() + Self.stopTimeout) == .success else { return false }
-        started = false
-        return true
+        return thread?.join(timeout: Self.stopTimeout) ?? true
     }
 
     static let stopTimeout = 2.0

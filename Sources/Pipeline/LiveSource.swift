@@ -71,17 +71,10 @@ public class LiveSource: @unchecked Sendable {
     /// The capture loop, run on the source's own thread until `stopping` or loss.
     func captureLoop() {}
 
-    private let finished = DispatchSemaphore(value: 0)
-    private var started = false
+    private var thread: OwnedThread?
 
     func start() {
-        started = true
-        let t = Thread { [self] in
-            captureLoop()
-            finished.signal()
-        }
-        t.name = "dualcam-capture"
-        t.start()
+        thread = OwnedThread(name: "dualcam-capture") { [self] in captureLoop() }
     }
 
     /// Stops the capture thread and waits for it, at most `timeout` seconds: false when it
@@ -90,10 +83,7 @@ public class LiveSource: @unchecked Sendable {
     @discardableResult
     func stop(timeout: Double = LiveSource.stopTimeout) -> Bool {
         requestStop()
-        guard started else { return true }
-        guard finished.wait(timeout: .now() + timeout) == .success else { return false }
-        started = false
-        return true
+        return thread?.join(timeout: timeout) ?? true
     }
 
     /// Longer than any single wait of a capture loop (a device read times out at 1 s).
