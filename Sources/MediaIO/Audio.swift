@@ -47,10 +47,14 @@ public final class SampleQueue {
         write(&planes, count: n)
     }
 
-    /// Moves up to `n` samples from the front of this queue to the back of `other`; returns
-    /// the loudest of them (0-1).
-    @discardableResult
-    public func move(_ n: Int, to other: SampleQueue) -> Float {
+    /// Moves up to `n` samples from the front of this queue to the back of `other`.
+    public func move(_ n: Int, to other: SampleQueue) { _ = transfer(n, to: other, measuring: false) }
+
+    /// As `move`, and returns the loudest of the samples moved (0-1): a level meter's reading
+    /// for sound that was not measured as it came in.
+    public func moveMeasuringPeak(_ n: Int, to other: SampleQueue) -> Float { transfer(n, to: other, measuring: true) }
+
+    private func transfer(_ n: Int, to other: SampleQueue, measuring: Bool) -> Float {
         if failed { other.failed = true }
         let n = min(n, count)
         guard let fifo, n > 0 else { return 0 }
@@ -62,6 +66,7 @@ public final class SampleQueue {
             }
         }
         other.append(left: left, right: right, count: n)
+        guard measuring else { return 0 }
         var loudest: Float = 0
         for i in 0..<n { loudest = max(loudest, abs(left[i]), abs(right[i])) }
         return loudest

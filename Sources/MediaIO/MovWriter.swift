@@ -54,10 +54,11 @@ public final class MovWriter {
         self.path = shown
         self.video = video
         self.audio = audio
-        self.descriptor = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: shown, reason: $0) }
         context = allocated(ctx, "the muxer")
+        // From here on, `close` releases it whatever fails.
+        self.descriptor = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         videoStream = allocated(avformat_new_stream(context, nil), "a stream")
         audioStream = allocated(avformat_new_stream(context, nil), "a stream")
         videoTimeBase = video.timeBase

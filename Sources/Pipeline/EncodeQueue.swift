@@ -175,7 +175,7 @@ final class EncodeQueue: @unchecked Sendable {
                 encoded = encodedFrames
                 progressAt = monotonicNow()
             } else if monotonicNow() - progressAt > Self.stuckSeconds {
-                condition.lock(); stuckFlag = true; condition.unlock()
+                isStuck = true
                 throw .encoderFailed(name: "video", reason: String(format: "no frame finished for %.0f s (a disk that does "
                                      + "not answer?); stopped waiting for it", Self.stuckSeconds))
             }
@@ -186,12 +186,8 @@ final class EncodeQueue: @unchecked Sendable {
     /// How long `finish` waits for a frame to be finished before it gives up on the encoder.
     static let stuckSeconds = 15.0
     /// Whether `finish` gave up on the encoder: its thread may still be in the muxer, which
-    /// nothing else may then touch.
-    var isStuck: Bool {
-        condition.lock(); defer { condition.unlock() }
-        return stuckFlag
-    }
-    private var stuckFlag = false
+    /// nothing else may then touch. Set and read by the thread that calls `finish`.
+    private(set) var isStuck = false
 
     /// Brings the audio queued or written up to `total` samples: captured audio when there
     /// is some (and, with `padding`, silence for the rest), silence when recording none.

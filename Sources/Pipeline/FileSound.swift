@@ -39,10 +39,7 @@ final class FileSound: SoundSource, @unchecked Sendable {
     private let lock = NSLock()
     private var peak: Float = 0
     private var lostReason: String?
-    /// Output samples of silence still due before the file's time zero, and file samples
-    /// still to drop (the file's sound started before the recording).
-    private var toPad = 0, toDrop = 0
-    private var placed = false
+    private var placement = SoundPlacement()
     var onLost: (String) -> Void = { _ in }
 
     init(source: FileSource) throws(MediaError) {
@@ -72,24 +69,12 @@ final class FileSound: SoundSource, @unchecked Sendable {
 
     func drain(into queue: SampleQueue, origin: Double, limit: Int) -> Int {
         guard limit > 0, let start = source.paceStart else { return 0 }
-        if !placed {
-            placed = true
-            let offset = clampedInt(((start - origin) * DriftCorrector.sampleRate).rounded())
-            (toPad, toDrop) = (max(offset, 0), max(-offset, 0))
-        }
-        var moved = 0
-        if toPad > 0 {
-            let n = min(toPad, limit)
-            queue.appendSilence(n)
-            toPad -= n
-            moved += n
-        }
-        let ended = !isLost && !fill(toDrop + limit - moved)
-        let dropped = min(toDrop, decoded.count)
-        decoded.drop(dropped)
-        toDrop -= dropped
+        placement.place(start: start, origin: origin)
+        var moved = placement.padSilence(into: queue, limit: limit)
+        let ended = !isLost && !fill(placement.dropDue + limit - moved)
+        placement.dropWhatIsDue(from: decoded)
         let n = min(limit - moved, decoded.count)
-        let loudest = decoded.move(n, to: queue)
+        let loudest = decoded.moveMeasuringPeak(n, to: queue)
         moved += n
         lock.withLock { peak = max(peak, loudest) }
         // The sound track ended before the picture (or the file did): silence from here.

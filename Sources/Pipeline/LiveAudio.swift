@@ -14,8 +14,7 @@ final class LiveAudio: @unchecked Sendable {
     private let lock = NSLock()
     private let captured = SampleQueue()
     private var corrector: DriftCorrector
-    private var placed = false
-    private var toDrop = 0
+    private var placement = SoundPlacement()
     private(set) var overruns = 0
     /// The loudest sample since the status line last asked, 0-1.
     private var peak: Float = 0
@@ -152,27 +151,13 @@ final class LiveAudio: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard limit > 0 else { return 0 }
-        var moved = 0
-        if let start = corrector.start, !placed {
-            placed = true
-            let offset = clampedInt(((start - origin) * DriftCorrector.sampleRate).rounded())
-            toDrop = -offset  // negative: silence still to come before the first sample
-        }
-        if toDrop < 0 {
-            let pad = min(-toDrop, limit)
-            queue.appendSilence(pad)
-            moved += pad
-            toDrop += pad
-        }
-        if toDrop > 0 {
-            let d = min(toDrop, captured.count)
-            captured.drop(d)
-            toDrop -= d
-        }
+        if let start = corrector.start { placement.place(start: start, origin: origin) }
+        var moved = placement.padSilence(into: queue, limit: limit)
+        placement.dropWhatIsDue(from: captured)
         let n = min(limit - moved, captured.count)
         captured.move(n, to: queue)
         moved += n
-        if lostReason != nil && captured.count == 0 && toDrop <= 0 {
+        if lostReason != nil && captured.count == 0 && placement.dropDue == 0 {
             queue.appendSilence(limit - moved)
             moved = limit
         }
