@@ -6,7 +6,7 @@ import Pipeline
 /// Latency of the paths the product runs, from the source buffers to the frame the encoder
 /// receives, through the product's own code, each beside the way an ffmpeg pipeline does
 /// the same work (libswscale) in the same run:
-/// - `compose-*`: decoded I420 pictures, as a decoder hands them over, through `ComposeStep`
+/// - `compose-*`: decoded I420 pictures, as a decoder hands them over, through `FrameStep`
 ///   into the frame the encoder takes: the back picture's own when it can be composed in
 ///   place, the encoder's otherwise.
 /// - `record-*`: the back camera's buffer through `CameraFrameMaker` (YUYV conversion, or
@@ -130,12 +130,12 @@ public struct PathBench {
     }
 
     private func composeWork(_ c: Case, tally: Tally) throws -> FrameWork {
-        let step = ComposeStep(compositor: try PiPCompositor(layout: layout, threads: threads))
+        let step = FrameStep(compositor: try PiPCompositor(layout: layout, threads: threads))
         let backs = try decodedPictures(c.back), fronts = try decodedPictures(c.front)
         let canvases = [try EncoderFrame(size: layout.canvas), try EncoderFrame(size: layout.canvas)]
         return FrameWork(prepare: { _ in }) { n in
             let canvas = canvases[n % 2]
-            let (_, composedInPlace) = try step.frame(back: backs[n % backs.count], front: fronts[n % fronts.count],
+            let (_, composedInPlace) = step.frame(back: backs[n % backs.count], front: fronts[n % fronts.count],
                                                       swapped: c.swapped, canvas: { canvas })
             if composedInPlace { tally.inPlace += 1 }
         }
@@ -203,14 +203,14 @@ public struct PathBench {
     /// The back camera drives: its buffer is made a picture and composed with the front
     /// camera's newest, which its own thread made beforehand.
     private func recordWork(_ c: Case, back: Camera, front: Camera, roleSized: Bool, tally: Tally) throws -> FrameWork {
-        let compositor = try PiPCompositor(layout: layout, threads: threads)
+        let step = FrameStep(compositor: try PiPCompositor(layout: layout, threads: threads))
         let canvases = [try EncoderFrame(size: layout.canvas), try EncoderFrame(size: layout.canvas)]
         let backInset = roleSized && c.swapped ? layout.inset : nil
         let frontInset = roleSized && !c.swapped ? layout.inset : nil
         var other: LiveFrame?
         return FrameWork(prepare: { n in other = try front.picture(n, inset: frontInset) }) { n in
             let driver = try back.picture(n, inset: backInset)
-            if compositor.compose(driver: driver, other: other, swapped: c.swapped, canvas: canvases[n % 2]).inPlace {
+            if step.frame(back: driver, front: other, swapped: c.swapped, canvas: { canvases[n % 2] }).inPlace {
                 tally.inPlace += 1
             }
         }

@@ -101,7 +101,8 @@ public final class ComposeJob {
         var total: Int? = nil
         let expected = back.declaredDuration.map { clock.frameCount(forDuration: $0) }
         var n = 0, composedInPlace = 0
-        let step = ComposeStep(compositor: compositor)
+        let step = FrameStep(compositor: compositor)
+        var swap = SwapPolicy()
         onStart()
         while true {
             if isCancelled() { throw .interrupted }
@@ -118,7 +119,8 @@ public final class ComposeJob {
                 frontNext = try frontPictures.next()
             }
 
-            let swapped = o.swaps.isSwapped(frame: n, fps: clock.fps)
+            let swapped = swap.frame(asked: o.swaps.isSwapped(frame: n, fps: clock.fps),
+                                     newMainReduction: (swap.showing ? backNow : frontNow).reduction)
             let (frame, inPlace) = try step.frame(back: backNow, front: frontNow, swapped: swapped,
                                                   canvas: video.canvasFrame)
             if inPlace { composedInPlace += 1 }

@@ -1,9 +1,10 @@
-/// Constant-frame-rate resampling of a variable-rate stream: output frame `n` at time
-/// n/fps shows the newest source picture whose time is at or before it.
+/// The output's one clock, for `compose` and `record` alike: output frame `n` is at
+/// n/fps, and shows the newest source picture whose time is at or before it.
 public struct FrameClock: Sendable {
     public let fps: Int
     public init(fps: Int) { self.fps = fps }
 
+    public var period: Double { 1 / Double(fps) }
     public func time(ofFrame n: Int) -> Double { Double(n) / Double(fps) }
 
     /// Is a picture stamped `time` due by output frame `n`? Half a microsecond of slack
@@ -12,4 +13,55 @@ public struct FrameClock: Sendable {
 
     /// How many output frames a stream ending at `end` seconds fills.
     public func frameCount(forDuration end: Double) -> Int { max(1, clampedInt((end * Double(fps)).rounded())) }
+}
+
+/// The same clock during a recording, anchored to the back camera's pictures: frame
+/// ("slot") n is due at origin + n/fps, the origin being the first picture's timestamp. A
+/// new picture taken at t fills every slot due by t + half a frame; of those, a slot due
+/// more than half a frame before t (the camera slowed down or missed a frame) repeats the
+/// previous picture instead, the nearer one in time: showing the new one there would put
+/// the picture ahead of the sound.
+struct SlotClock {
+    let frames: FrameClock
+    /// Slots in the whole recording when its length is fixed.
+    let limit: Int?
+    private(set) var origin: Double?
+    /// The next slot to fill; also the number filled so far.
+    private(set) var next = 0
+
+    init(fps: Int, duration: Double?) {
+        frames = FrameClock(fps: fps)
+        limit = duration.map(frames.frameCount(forDuration:))
+    }
+
+    var fps: Int { frames.fps }
+    var isComplete: Bool { limit.map { next >= $0 } ?? false }
+    /// Whether `slot` is the last of a recording of fixed length.
+    func isLastSlot(_ slot: Int) -> Bool { limit.map { slot == $0 - 1 } ?? false }
+    /// Seconds of output so far.
+    var seconds: Double { frames.time(ofFrame: next) }
+
+    /// The slots the picture taken at `t` settles: first those that repeat the previous
+    /// picture, then those that show this one. Both zero: the picture is not needed (the
+    /// camera runs faster than the output, or the recording is complete).
+    mutating func due(pictureAt t: Double) -> (repeats: Int, shows: Int) {
+        let origin = self.origin ?? t
+        self.origin = origin
+        let half = frames.period / 2
+        var repeats = 0, shows = 0
+        while !isComplete && origin + frames.time(ofFrame: next) <= t + half {
+            if next > 0 && origin + frames.time(ofFrame: next) < t - half { repeats += 1 } else { shows += 1 }
+            next += 1
+        }
+        return (repeats, shows)
+    }
+}
+
+/// `Int(d)` traps on NaN, infinities and values beyond Int's range; user input and file
+/// timestamps can be any of those. This saturates instead (NaN gives 0).
+func clampedInt(_ d: Double) -> Int {
+    if d.isNaN { return 0 }
+    if d >= 9.2e18 { return Int.max }
+    if d <= -9.2e18 { return Int.min }
+    return Int(d)
 }

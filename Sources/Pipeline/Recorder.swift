@@ -160,7 +160,7 @@ public final class Recorder {
         var latencies: [Double] = []
         var repeated = 0, droppedBack = 0, encoderSkipped = 0, composedInPlace = 0
         var swapsSeen = 0
-        var swap = LiveSwap()
+        var swap = SwapPolicy()
         var fullFrame = ""
         var reporter = StatusReporter()
     }
@@ -207,7 +207,7 @@ public final class Recorder {
         liveAudio?.start()
         let startedAt = monotonicNow()
         sources.startAll()
-        fillSlots(&clock, &counts, sources: sources, queue: queue, compositor: compositor, startedAt: startedAt,
+        fillSlots(&clock, &counts, sources: sources, queue: queue, step: FrameStep(compositor: compositor), startedAt: startedAt,
                   audio: liveAudio, file: file)
         for name in sources.stopAll() {
             event(String(format: "%@: its capture thread did not stop within %.0f s (stuck in a read that does not return); the file is "
@@ -344,11 +344,11 @@ public final class Recorder {
     /// The recording itself: each new back picture fills the slots due by then, until the
     /// duration is reached, a stop is asked for, the encoder fails or no source is left.
     private func fillSlots(_ clock: inout SlotClock, _ counts: inout Counts, sources: SourceSet,
-                           queue: EncodeQueue, compositor: PiPCompositor, startedAt: Double, audio: (any SoundSource)?,
+                           queue: EncodeQueue, step: FrameStep, startedAt: Double, audio: (any SoundSource)?,
                            file: RecordingFile) {
         while !shouldStop() && !clock.isComplete {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
-            let at = Double(clock.next) / Double(clock.fps)
+            let at = clock.seconds
             if queue.error != nil || !sources.update(at: at, event: event) { return }
             if durationPassedWithoutCamera(clock, sources) { return }
             guard let (frame, isNew) = sources.driver.exchange.take(), isNew else { continue }
@@ -368,7 +368,7 @@ public final class Recorder {
             if repeats + shows == 0 && !clock.isComplete { counts.droppedBack += 1 }
             for slot in (first + repeats)..<(first + repeats + shows) where !skipped(slot, of: clock, queue: queue, counts: &counts) {
                 guard compose(frame, slot: slot, counts: &counts, sources: sources, queue: queue,
-                              compositor: compositor) else { return }
+                              step: step) else { return }
             }
             // An OUT kept so far (--overwrite) is replaced once the take holds a picture.
             if file.pending != nil { file.claimIfReady() }
@@ -435,14 +435,14 @@ public final class Recorder {
         guard let origin = clock.origin, let duration = options.duration, !sources.anyInPicture,
               monotonicNow() > origin + duration + SourceSet.lostAfter else { return false }
         event(String(format: "the %.1f s asked for have passed with no camera: finishing the file at %.2f s",
-                     duration, Double(clock.next) / Double(clock.fps)))
+                     duration, clock.seconds))
         return true
     }
 
     /// Composes `frame` with the newest inset picture into slot `slot`. False when the
     /// encoder has failed.
     private func compose(_ frame: LiveFrame, slot: Int, counts: inout Counts, sources: SourceSet,
-                         queue: EncodeQueue, compositor: PiPCompositor) -> Bool {
+                         queue: EncodeQueue, step: FrameStep) -> Bool {
         let fps = Double(options.video.framesPerSecond)
         let canvas: EncoderFrame
         switch queue.acquire() {
@@ -464,8 +464,8 @@ public final class Recorder {
         }
         assignRoles(sources, swapped: swapAsked)
         counts.fullFrame = swapAsked ? other?.name ?? sources.driver.name : sources.driver.name
-        let swapped = counts.swap.frame(asked: swapAsked, newMainShift: (swapAsked ? inset : frame)?.shift)
-        let (picture, inPlace) = compositor.compose(driver: frame, other: inset, swapped: swapped, canvas: canvas)
+        let swapped = counts.swap.frame(asked: swapAsked, newMainReduction: (swapAsked ? inset : frame)?.reduction)
+        let (picture, inPlace) = step.frame(back: frame, front: inset, swapped: swapped, canvas: { canvas })
         counts.latencies.append(monotonicNow() - frame.latencyOrigin)
         if inPlace {
             counts.composedInPlace += 1

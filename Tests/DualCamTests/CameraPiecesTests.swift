@@ -115,11 +115,11 @@ final class FakeSource: LiveSource, @unchecked Sendable {
     }
 }
 
-@Suite struct LiveSwapTests {
+@Suite struct SwapPolicyTests {
     /// What a run of frames shows: `asked` and the new main picture's shift for each.
     func shown(_ frames: [(asked: Bool, shift: Int?)]) -> [Bool] {
-        var swap = LiveSwap()
-        return frames.map { swap.frame(asked: $0.asked, newMainShift: $0.shift) }
+        var swap = SwapPolicy()
+        return frames.map { swap.frame(asked: $0.asked, newMainReduction: $0.shift) }
     }
 
     @Test func aSwapShowsAtOnceWhenTheNewMainPictureIsFullSize() {
@@ -134,8 +134,8 @@ final class FakeSource: LiveSource, @unchecked Sendable {
     }
 
     @Test func itWaitsNoLongerThanItsLimit() {
-        let waiting = Array(repeating: (asked: true, shift: Int?.some(1)), count: LiveSwap.waitLimit + 1)
-        #expect(shown(waiting) == Array(repeating: false, count: LiveSwap.waitLimit) + [true])
+        let waiting = Array(repeating: (asked: true, shift: Int?.some(1)), count: SwapPolicy.waitLimit + 1)
+        #expect(shown(waiting) == Array(repeating: false, count: SwapPolicy.waitLimit) + [true])
         // No picture at all from the other camera: nothing to wait for.
         #expect(shown([(true, nil)]) == [true])
     }

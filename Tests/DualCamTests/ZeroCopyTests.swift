@@ -31,7 +31,7 @@ import Testing
 
     @Test func composingInPlaceGivesTheSamePictureAsComposingIntoACanvas() throws {
         let compositor = try PiPCompositor(layout: PiPLayout(), threads: 2)
-        let step = ComposeStep(compositor: compositor)
+        let step = FrameStep(compositor: compositor)
         let back = try Self.gradient(Self.canvas, seed: 1), front = try Self.gradient(Size(width: 1280, height: 720), seed: 2)
         let backPicture = VideoPicture(decoded: back.frame, matrix: .bt709)
         let frontPicture = VideoPicture(decoded: front.frame, matrix: .bt709)
@@ -39,19 +39,19 @@ import Testing
         let reference = try EncoderFrame(size: Self.canvas)
         compositor.compose(main: backPicture.picture, inset: frontPicture.picture, into: reference.view)
         let canvas = try EncoderFrame(size: Self.canvas)
-        let (frame, inPlace) = try step.frame(back: backPicture, front: frontPicture, swapped: false, canvas: { canvas })
+        let (frame, inPlace) = step.frame(back: backPicture, front: frontPicture, swapped: false, canvas: { canvas })
         #expect(inPlace)
         #expect(frame.frame === back.frame, "the back picture's own frame goes to the encoder")
         #expect(Self.bytes(frame.view) == Self.bytes(reference.view))
     }
 
     @Test func aPictureTheDecoderStillHoldsIsCopiedNotDrawnInto() throws {
-        let step = ComposeStep(compositor: try PiPCompositor(layout: PiPLayout(), threads: 1))
+        let step = FrameStep(compositor: try PiPCompositor(layout: PiPLayout(), threads: 1))
         let back = try Self.gradient(Self.canvas, seed: 3), front = try Self.gradient(Size(width: 640, height: 480), seed: 4)
         let held = EncoderFrame(referencing: back)  // as a decoder keeps a reference picture
         let before = Self.bytes(back.view)
         let canvas = try EncoderFrame(size: Self.canvas)
-        let (frame, inPlace) = try step.frame(back: VideoPicture(decoded: back.frame, matrix: .bt709),
+        let (frame, inPlace) = step.frame(back: VideoPicture(decoded: back.frame, matrix: .bt709),
                                               front: VideoPicture(decoded: front.frame, matrix: .bt601),
                                               swapped: false, canvas: { canvas })
         #expect(!inPlace && frame === canvas)
@@ -61,10 +61,10 @@ import Testing
 
     @Test func aBT601PictureIsNotComposedInPlace() throws {
         // Re-encoding it where it lies would convert it twice when it is shown twice.
-        let step = ComposeStep(compositor: try PiPCompositor(layout: PiPLayout(), threads: 1))
+        let step = FrameStep(compositor: try PiPCompositor(layout: PiPLayout(), threads: 1))
         let back = try Self.gradient(Self.canvas, seed: 5), front = try Self.gradient(Size(width: 640, height: 480), seed: 6)
         let canvas = try EncoderFrame(size: Self.canvas)
-        let (_, inPlace) = try step.frame(back: VideoPicture(decoded: back.frame, matrix: .bt601),
+        let (_, inPlace) = step.frame(back: VideoPicture(decoded: back.frame, matrix: .bt601),
                                           front: VideoPicture(decoded: front.frame, matrix: .bt601),
                                           swapped: false, canvas: { canvas })
         #expect(!inPlace)
@@ -75,7 +75,7 @@ import Testing
     /// the encode queue does. Frames the encoder holds are never refilled, a picture shown
     /// twice is re-encoded once, and once the pools have filled nothing is allocated.
     @Test func liveFramesComposedInPlaceAreNeverOverwrittenWhileQueued() throws {
-        let compositor = try PiPCompositor(layout: PiPLayout(), threads: 1)
+        let step = FrameStep(compositor: try PiPCompositor(layout: PiPLayout(), threads: 1))
         let back = FrameExchange(), front = FrameExchange()
         let canvas = try EncoderFrame(size: Self.canvas)
         var queued: [(EncoderFrame, [UInt8])] = []
@@ -89,11 +89,11 @@ import Testing
             let i = front.frameToFill(size: Size(width: 640, height: 480))
             front.publish(i, timestamp: Double(n), matrix: .bt601)
             let driver = back.take()!.frame, other = front.take()!.frame
-            let (picture, inPlace) = compositor.compose(driver: driver, other: other, swapped: false, canvas: canvas)
+            let (picture, inPlace) = step.frame(back: driver, front: other, swapped: false, canvas: { canvas })
             #expect(inPlace)
             #expect(driver.matrix == .bt709, "retagged once re-encoded")
             queued.append((EncoderFrame(referencing: picture), Self.bytes(picture.view)))
-            let (again, twice) = compositor.compose(driver: driver, other: other, swapped: false, canvas: canvas)
+            let (again, twice) = step.frame(back: driver, front: other, swapped: false, canvas: { canvas })
             #expect(!twice && again === canvas, "queued already: the second showing is composed into the pool frame")
             // The encoder is four frames behind; what it sends is what was composed.
             if queued.count > 4 {
