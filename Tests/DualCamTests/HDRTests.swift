@@ -53,7 +53,7 @@ import Testing
         let columns = w - 80
         for (index, what) in [(10, "colour bars"), (45, "grey ramp")] {
             let ours = try Decode.frame(out, index: index)
-            let theirs = try Decode.frame(clip, index: index, filter: Self.reference)
+            let theirs = try Decode.frame(clip, index: index, filter: Self.reference, withoutAVX512: true)
             let untouched = try Decode.frame(clip, index: index)  // the 10-bit codes merely cut to 8 bits
             let (y, u, v) = Self.errors(ours, theirs, width: w, columns: columns)
             let plain = Self.errors(untouched, theirs, width: w, columns: columns)

@@ -20,6 +20,12 @@ enum Env {
         return dir.appendingPathComponent("dualcam").path
     }()
 
+    /// Whether this CPU has AVX-512 (the kernel's flags for the first CPU).
+    static let hostHasAVX512: Bool = {
+        let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        return info.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").contains("avx512f") ?? false
+    }()
+
     static func tool(_ name: String) -> String? {
         for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
             let p = "\(dir)/\(name)"
@@ -172,14 +178,27 @@ struct ProbeError: Error { var message: String }
 /// Decodes frames with the ffmpeg CLI, as raw 8-bit planes.
 enum Decode {
     /// Frame `index` of `path` after the filter chain `filter`, as raw `pixelFormat` bytes.
+    /// `withoutAVX512`: on a host with AVX-512, ffmpeg runs under qemu-user as a Haswell
+    /// (AVX2): zimg 3.0.4 (Debian 12's) converts matrices and primaries wrongly on AVX-512
+    /// (sekrit-twc/zimg#190; seen on an AMD EPYC here: saturated bars 40 levels dark).
     static func frame(_ path: String, index: Int, filter: String? = nil, pixelFormat: String = "yuv420p",
-                      decoderOptions: [String] = []) throws -> [UInt8] {
+                      decoderOptions: [String] = [], withoutAVX512: Bool = false) throws -> [UInt8] {
         var chain = "select=eq(n\\,\(index))"
         if let filter { chain += ",\(filter)" }
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("frame-\(UUID().uuidString).raw").path
         defer { try? FileManager.default.removeItem(atPath: tmp) }
-        let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error"] + decoderOptions + ["-i", path, "-vf", chain, "-frames:v", "1",
-                                               "-f", "rawvideo", "-pix_fmt", pixelFormat, "-y", tmp])
+        var tool = Env.tool("ffmpeg")!
+        var arguments = ["-nostdin", "-v", "error"] + decoderOptions + ["-i", path, "-vf", chain, "-frames:v", "1",
+                                                                        "-f", "rawvideo", "-pix_fmt", pixelFormat, "-y", tmp]
+        if withoutAVX512 && Env.hostHasAVX512 {
+            guard let qemu = Env.tool("qemu-x86_64") else {
+                throw ProbeError(message: "this CPU has AVX-512, on which zimg 3.0.4 is wrong: the reference needs qemu-x86_64 "
+                                 + "(Debian's qemu-user, Scripts/setup.sh installs it)")
+            }
+            arguments = ["-cpu", "Haswell", tool] + arguments
+            tool = qemu
+        }
+        let r = try run(tool, arguments)
         guard r.status == 0, let data = FileManager.default.contents(atPath: tmp), !data.isEmpty else {
             throw ProbeError(message: "ffmpeg could not decode frame \(index) of \(path): \(r.stderr)")
         }
