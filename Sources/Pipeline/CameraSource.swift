@@ -12,7 +12,8 @@ import Glibc
 /// exposure. Damaged buffers are skipped and counted. When the camera goes (unplugged, a
 /// broken stream) it is looked for again, by what it is rather than by its node, and
 /// reopened with the format it had (`.away` until then).
-final class CameraSource: LiveSource, @unchecked Sendable {
+final class CameraSource: FrameSource, @unchecked Sendable {
+    let feed: SourceFeed
     let path: String
     let request: FormatNegotiation.Request
     var fps: Double { request.framesPerSecond }
@@ -69,12 +70,12 @@ final class CameraSource: LiveSource, @unchecked Sendable {
         self.request = request
         self.log = log
         rateWatch = DeliveryRateWatch(asked: request.framesPerSecond)
-        super.init(name: path)
+        feed = SourceFeed(name: path)
     }
 
     deinit { Self.claimed.withLock { _ = $0.remove(devicePath) } }
 
-    override func open() throws {
+    func open() throws {
         let device = try V4L2Device(path: path)
         let caps = try device.capabilities()
         guard caps.canCapture else {
@@ -160,7 +161,7 @@ final class CameraSource: LiveSource, @unchecked Sendable {
         }
     }
 
-    override func captureLoop() {
+    func captureLoop() {
         if let device { discardQueued(device) }
         var lastSequence: UInt32?
         while !stopping {

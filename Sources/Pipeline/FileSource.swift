@@ -9,7 +9,8 @@ import Glibc
 /// A video file played at its real-time pace, as if it were a camera: each picture is
 /// published when its time comes, stamped with the monotonic clock; the end of the file is
 /// treated as an unplugged camera.
-final class FileSource: LiveSource, @unchecked Sendable {
+final class FileSource: FrameSource, @unchecked Sendable {
+    let feed: SourceFeed
     let path: String
     private var reader: VideoReader?
     private let paceLock = NSLock()
@@ -17,7 +18,7 @@ final class FileSource: LiveSource, @unchecked Sendable {
 
     init(path: String) {
         self.path = path
-        super.init(name: path)
+        feed = SourceFeed(name: path)
     }
 
     /// The monotonic time of the file's time zero: its pictures are published at this plus
@@ -31,12 +32,12 @@ final class FileSource: LiveSource, @unchecked Sendable {
         return try AudioReader(path: path, timeline: reader.timeline)
     }
 
-    override func open() throws {
+    func open() throws {
         reader = try VideoReader(path: path)
         setFormat("file \(reader!.codecName) \(reader!.displaySize)")
     }
 
-    override func captureLoop() {
+    func captureLoop() {
         guard let reader else { return }
         // The pace starts with the first picture, not before it: opening the decoder takes
         // tens of ms, and a late first frame would shift the clock the recorder takes from it.

@@ -15,9 +15,44 @@ public enum SourceState: Equatable, Sendable {
     case lost(String)
 }
 
-/// A camera or a file played as one: frames arrive on their own thread.
-public class LiveSource: @unchecked Sendable {
-    public let name: String
+/// Where a recording's pictures come from: a camera, or a file played as one. Each runs
+/// its capture loop on its own thread and publishes through its feed; the recorder sees
+/// only this.
+protocol FrameSource: AnyObject, Sendable {
+    /// What every source shares: its newest picture, its state, its thread.
+    var feed: SourceFeed { get }
+    /// Opens the source; errors here mean it cannot be used at all.
+    func open() throws
+    /// The capture loop, run on the source's own thread until `stopping` or loss.
+    func captureLoop()
+}
+
+extension FrameSource {
+    var name: String { feed.name }
+    var exchange: FrameExchange { feed.exchange }
+    var state: SourceState { feed.state }
+    var format: String { feed.format }
+    var lastArrival: Double { feed.lastArrival }
+    var stopping: Bool { feed.stopping }
+    func requestStop() { feed.requestStop() }
+    func setOnFrame(_ f: (() -> Void)?) { feed.setOnFrame(f) }
+    func setState(_ s: SourceState) { feed.setState(s) }
+    func setFormat(_ f: String) { feed.setFormat(f) }
+    func published(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0, latencyOrigin: Double? = nil) {
+        feed.published(frame, timestamp: timestamp, matrix: matrix, shift: shift, latencyOrigin: latencyOrigin)
+    }
+    func start() { feed.start { [self] in captureLoop() } }
+    /// Stops the capture thread and waits for it, at most `timeout` seconds: false when it
+    /// is stuck (in a driver call that does not return). Its thread keeps the source and its
+    /// device alive, so nothing is closed under it; the recording is finished without it.
+    @discardableResult
+    func stop(timeout: Double = SourceFeed.stopTimeout) -> Bool { feed.stop(timeout: timeout) }
+}
+
+/// The state a source shares with the recorder: written by its capture thread, read by the
+/// composer.
+final class SourceFeed: @unchecked Sendable {
+    let name: String
     let exchange = FrameExchange()
     private let stateLock = NSLock()
     private var _state = SourceState.starting
@@ -27,7 +62,7 @@ public class LiveSource: @unchecked Sendable {
     private var _onFrame: (() -> Void)?
     /// Set by the composer, read by the capture thread between frames.
     private let _stopping = Atomic<Bool>(false)
-    public private(set) var format = ""
+    private(set) var format = ""
 
     var stopping: Bool { _stopping.load(ordering: .acquiring) }
     /// Asks the capture thread to end after its current frame, without waiting for it.
@@ -38,7 +73,7 @@ public class LiveSource: @unchecked Sendable {
 
     init(name: String) { self.name = name }
 
-    public var state: SourceState {
+    var state: SourceState {
         stateLock.lock(); defer { stateLock.unlock() }
         return _state
     }
@@ -53,7 +88,7 @@ public class LiveSource: @unchecked Sendable {
     }
     func setFormat(_ f: String) { format = f }
 
-    func published(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0, latencyOrigin: Double? = nil) {
+    func published(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int, latencyOrigin: Double?) {
         exchange.publish(frame, timestamp: timestamp, matrix: matrix, shift: shift, latencyOrigin: latencyOrigin)
         stateLock.lock()
         _lastArrival = monotonicNow()
@@ -66,22 +101,13 @@ public class LiveSource: @unchecked Sendable {
         onFrame?()
     }
 
-    /// Opens the source; errors here mean it cannot be used at all.
-    func open() throws {}
-    /// The capture loop, run on the source's own thread until `stopping` or loss.
-    func captureLoop() {}
-
     private var thread: OwnedThread?
 
-    func start() {
-        thread = OwnedThread(name: "dualcam-capture") { [self] in captureLoop() }
+    func start(_ captureLoop: @escaping @Sendable () -> Void) {
+        thread = OwnedThread(name: "dualcam-capture", captureLoop)
     }
 
-    /// Stops the capture thread and waits for it, at most `timeout` seconds: false when it
-    /// is stuck (in a driver call that does not return). Its thread keeps the source and its
-    /// device alive, so nothing is closed under it; the recording is finished without it.
-    @discardableResult
-    func stop(timeout: Double = LiveSource.stopTimeout) -> Bool {
+    func stop(timeout: Double) -> Bool {
         requestStop()
         return thread?.join(timeout: timeout) ?? true
     }

@@ -145,7 +145,7 @@ public final class Recorder {
 
     public init(options: RecordOptions) { self.options = options }
 
-    func makeSource(_ spec: String, controls: [ControlSetting]) -> LiveSource {
+    func makeSource(_ spec: String, controls: [ControlSetting]) -> any FrameSource {
         var st = stat()
         // A named pipe is a stream another program writes (ffmpeg, a network receiver): a file.
         if stat(spec, &st) == 0 && [S_IFREG, S_IFIFO].contains(st.st_mode & S_IFMT) { return FileSource(path: spec) }
@@ -211,7 +211,7 @@ public final class Recorder {
                   audio: liveAudio, file: file)
         for name in sources.stopAll() {
             event(String(format: "%@: its capture thread did not stop within %.0f s (stuck in a read that does not return); the file is "
-                         + "finished without it", name, LiveSource.stopTimeout))
+                         + "finished without it", name, SourceFeed.stopTimeout))
         }
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
         try close(file, queue: queue, clock: clock)
@@ -219,7 +219,7 @@ public final class Recorder {
         return summary(clock: clock, counts: counts, sources: sources.all, audio: liveAudio)
     }
 
-    private func openAudio(sources: [LiveSource]) throws(RecordError) -> (any SoundSource)? {
+    private func openAudio(sources: [any FrameSource]) throws(RecordError) -> (any SoundSource)? {
         let live: LiveAudio
         switch options.audio {
         case .none: return nil
@@ -269,7 +269,7 @@ public final class Recorder {
 
     /// The sources asked for, or the first capture devices; those that cannot be opened are
     /// reported and left out.
-    private func openSources() throws(RecordError) -> [LiveSource] {
+    private func openSources() throws(RecordError) -> [any FrameSource] {
         var specs: [String] = []
         if options.back == nil || options.front == nil {
             let found = V4L2Device.list().map(\.path).filter { $0 != options.back && $0 != options.front }
@@ -279,7 +279,7 @@ public final class Recorder {
         } else {
             specs = [options.back!, options.front!]
         }
-        var sources: [LiveSource] = []
+        var sources: [any FrameSource] = []
         for (role, spec) in specs.enumerated() {
             let s = makeSource(spec, controls: role == 0 && (options.back != nil || spec != options.front)
                                ? options.backControls : options.frontControls)
@@ -535,7 +535,7 @@ public final class Recorder {
         }
     }
 
-    private func summary(clock: SlotClock, counts: Counts, sources: [LiveSource], audio: (any SoundSource)?) -> RecordSummary {
+    private func summary(clock: SlotClock, counts: Counts, sources: [any FrameSource], audio: (any SoundSource)?) -> RecordSummary {
         let sorted = counts.latencies.sorted()
         func pct(_ q: Double) -> Double { sorted.nearestRank(q) * 1000 }
         let cameras = sources.compactMap { $0 as? CameraSource }.map(\.counts)

@@ -11,9 +11,9 @@ final class SourceSet {
     /// A source that has not started yet gets this much longer (camera start-up).
     static let startGrace = 4.0
 
-    let all: [LiveSource]
-    private(set) var driver: LiveSource
-    private(set) var other: LiveSource?
+    let all: [any FrameSource]
+    private(set) var driver: any FrameSource
+    private(set) var other: (any FrameSource)?
     /// Sources out of the picture, whose leaving has been told.
     private var out = Set<ObjectIdentifier>()
     private var stopped = Set<ObjectIdentifier>()
@@ -21,7 +21,7 @@ final class SourceSet {
     /// Signalled by every picture of the driver.
     let arrived = DispatchSemaphore(value: 0)
 
-    init(_ sources: [LiveSource], startedAt: Double = monotonicNow()) {
+    init(_ sources: [any FrameSource], startedAt: Double = monotonicNow()) {
         precondition(!sources.isEmpty)
         all = sources
         driver = sources[0]
@@ -31,7 +31,7 @@ final class SourceSet {
         driver.setOnFrame { arrived.signal() }
     }
 
-    func alive(_ s: LiveSource, now: Double = monotonicNow()) -> Bool {
+    func alive(_ s: any FrameSource, now: Double = monotonicNow()) -> Bool {
         switch s.state {
         case .lost, .away: return false
         case .starting, .running:
@@ -41,7 +41,7 @@ final class SourceSet {
     }
 
     /// Gone for good: failed for good, or never delivered a picture in its start-up time.
-    private func finished(_ s: LiveSource) -> Bool {
+    private func finished(_ s: any FrameSource) -> Bool {
         if case .lost = s.state { return true }
         return s.state == .starting && !alive(s)
     }
@@ -49,7 +49,7 @@ final class SourceSet {
     /// Whether any source is in the picture (delivering) now.
     var anyInPicture: Bool { all.contains { alive($0) } }
 
-    func reason(_ s: LiveSource) -> String {
+    func reason(_ s: any FrameSource) -> String {
         if case let .lost(why) = s.state { return why }
         if case let .away(why) = s.state { return why }
         return s.lastArrival > 0 ? "no frame for \(Int(Self.lostAfter)) s" : "no frame since it started"
@@ -76,7 +76,7 @@ final class SourceSet {
         return true
     }
 
-    private func setDriver(_ s: LiveSource) {
+    private func setDriver(_ s: any FrameSource) {
         guard s !== driver else { return }
         driver.setOnFrame(nil)
         driver = s
