@@ -83,11 +83,8 @@ public final class ComposeJob {
         }
         if audioSource != nil { audioName = o.audio.rawValue }
 
-        let video = try VideoEncoder(settings: o.video)
-        let audio = try AudioEncoder(bitrate: o.video.audioBitrate)
-        let output = try AtomicOutput(destination: o.output, overwrite: o.overwrite)
-        let writer = try MovWriter(path: output.temporaryPath, descriptor: output.descriptor, reportedPath: o.output, video: video, audio: audio, metadata: o.metadata,
-                                   layout: .faststart)
+        let sink = try FaststartFile(path: o.output, overwrite: o.overwrite, video: o.video, metadata: o.metadata)
+        let canvas = try EncoderFrame(size: o.video.size)
 
         let clock = FrameClock(fps: Int(o.video.framesPerSecond))
         let samplesPerFrame = Int(OutputAudio.sampleRate) / clock.fps
@@ -122,26 +119,28 @@ public final class ComposeJob {
             let swapped = swap.frame(asked: o.swaps.isSwapped(frame: n, fps: clock.fps),
                                      newMainReduction: (swap.showing ? backNow : frontNow).reduction)
             let (frame, inPlace) = try step.frame(back: backNow, front: frontNow, swapped: swapped,
-                                                  canvas: video.canvasFrame)
+                                                  canvas: { () throws(MediaError) in
+                                                      try canvas.prepareForWriting()
+                                                      return canvas
+                                                  })
             if inPlace { composedInPlace += 1 }
             preview?.offer(frame.view)
-            try writer.writeVideoFrame(frame, index: Int64(n))
+            try sink.write(frame: frame, index: Int64(n))
 
             let audioTarget = (n + 1) * samplesPerFrame
-            try pullAudio(from: audioSource, into: queue, until: audioTarget - Int(writer.audioSamplesWritten))
-            try writer.writeAudio(from: queue, final: false)
+            try pullAudio(from: audioSource, into: queue, until: audioTarget - Int(sink.soundSamplesWritten))
+            try sink.write(sound: queue, final: false)
             n += 1
             progress(n, total ?? expected)
         }
         // Audio ends exactly where the picture does.
         let audioTotal = n * samplesPerFrame
-        let audioMissing = audioTotal - Int(writer.audioSamplesWritten)
+        let audioMissing = audioTotal - Int(sink.soundSamplesWritten)
         try pullAudio(from: audioSource, into: queue, until: audioMissing)
         queue.drop(queue.count - audioMissing)
-        try writer.writeAudio(from: queue, final: true)
-        try writer.finish()
-        try output.commit()
-        return ComposeSummary(frames: n, duration: clock.time(ofFrame: n), audioSamples: writer.audioSamplesWritten,
+        try sink.write(sound: queue, final: true)
+        try sink.finishWriting()
+        return ComposeSummary(frames: n, duration: clock.time(ofFrame: n), audioSamples: sink.soundSamplesWritten,
                               audioSource: audioName, seconds: Date().timeIntervalSince(started),
                               composedInPlace: composedInPlace,
                               warnings: [back, front].filter { $0.damagedPackets > 0 }.map {

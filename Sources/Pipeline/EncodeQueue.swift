@@ -29,7 +29,7 @@ final class EncodeQueue: @unchecked Sendable {
     let poolSize: Int
     private var finishing = false
     private var failure: MediaError?
-    private let writer: MovWriter
+    private let sink: any Sink
     private var thread: OwnedThread?
     private let audio = SampleQueue()
     private let samplesPerFrame: Int
@@ -93,8 +93,8 @@ final class EncodeQueue: @unchecked Sendable {
         condition.lock(); origin = t; condition.unlock()
     }
 
-    init(writer: MovWriter, canvas: Size, depth: Int = 32, fps: Int) throws(MediaError) {
-        self.writer = writer
+    init(sink: any Sink, canvas: Size, depth: Int = 32, fps: Int) throws(MediaError) {
+        self.sink = sink
         free = []
         for _ in 0..<depth { free.append(try EncoderFrame(size: canvas)) }
         poolSize = depth
@@ -192,7 +192,7 @@ final class EncodeQueue: @unchecked Sendable {
     /// Brings the audio queued or written up to `total` samples: captured audio when there
     /// is some (and, with `padding`, silence for the rest), silence when recording none.
     private func addAudio(upTo total: Int, padding: Bool) throws(MediaError) {
-        let missing = total - Int(writer.audioSamplesWritten) - audio.count
+        let missing = total - Int(sink.soundSamplesWritten) - audio.count
         guard missing > 0 else { return }
         condition.lock(); let origin = self.origin; condition.unlock()
         if let live = liveAudio {
@@ -219,11 +219,11 @@ final class EncodeQueue: @unchecked Sendable {
             do {
                 // A repeat sends the last picture again (slot 0 is never a repeat).
                 if let picture = picture ?? lastSent?.picture {
-                    try writer.writeVideoFrame(picture, index: Int64(index))
+                    try sink.write(frame: picture, index: Int64(index))
                 }
                 // Audio up to this frame's end, as far as it has been captured.
                 try addAudio(upTo: (index + 1) * samplesPerFrame, padding: false)
-                try writer.writeAudio(from: audio, final: false)
+                try sink.write(sound: audio, final: false)
                 let took = monotonicNow() - started
                 condition.lock()
                 framesEncoded = index + 1
@@ -251,7 +251,7 @@ final class EncodeQueue: @unchecked Sendable {
         do {
             // The track ends exactly where the picture does.
             try addAudio(upTo: encodedFrames * samplesPerFrame, padding: true)
-            try writer.writeAudio(from: audio, final: true)
+            try sink.write(sound: audio, final: true)
         } catch {
             condition.lock(); failure = failure ?? error; condition.unlock()
         }

@@ -188,7 +188,7 @@ public final class Recorder {
         let queue: EncodeQueue
         // Frames enough for the lag allowed: running out of them skips slots too.
         let depth = max(32, Int(options.maxEncoderLag * Double(fps)) + 2)
-        do { queue = try EncodeQueue(writer: file.writer, canvas: options.layout.canvas, depth: depth, fps: fps) } catch {
+        do { queue = try EncodeQueue(sink: file, canvas: options.layout.canvas, depth: depth, fps: fps) } catch {
             file.remove()
             throw .media(error)
         }

@@ -14,7 +14,7 @@ import Glibc
 /// then the take is written beside it under a hidden name, renamed over OUT as soon as a
 /// fragment with a frame is in it (`claimIfReady`). The take's file carries an advisory lock
 /// (`RecordingLock`) for as long as the recording runs.
-final class RecordingFile {
+final class RecordingFile: Sink {
     static let fragmentSeconds = 0.5
 
     let path: String
@@ -117,6 +117,9 @@ final class RecordingFile {
     }
 
     /// After a clean stop: the encoders' last frames and the trailer (the last fragment).
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try writer.writeVideoFrame(frame, index: index) }
+    func write(sound: SampleQueue, final: Bool) throws(MediaError) { try writer.writeAudio(from: sound, final: final) }
+    var soundSamplesWritten: Int64 { writer.audioSamplesWritten }
     func finishWriting() throws(MediaError) { try writer.finish() }
 
     /// After `finishWriting`: the regular file in OUT's place.

@@ -1,0 +1,43 @@
+import MediaIO
+
+/// Where the engine's output goes: output frames in order, the sound that goes with them,
+/// then an end. `compose` writes to a `FaststartFile`, `record` (through its `EncodeQueue`)
+/// to a `RecordingFile`; an output of another kind (a virtual camera, a stream) is one more
+/// conformer, and neither the frame loops nor the encode queue change for it.
+package protocol Sink: AnyObject {
+    /// Writes output frame `index` (encoded, when the sink encodes). The frame is only read.
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError)
+    /// Writes the sound queued: whole encoder frames of it, and the rest too when `final`.
+    func write(sound: SampleQueue, final: Bool) throws(MediaError)
+    /// Samples of sound written so far: the engine ends the sound where the picture ends.
+    var soundSamplesWritten: Int64 { get }
+    /// No more frames or sound: what is buffered is written and the output closed.
+    func finishWriting() throws(MediaError)
+}
+
+/// `compose`'s output: a regular QuickTime file with its index first, written under a
+/// hidden name beside OUT and renamed over it only once complete (`AtomicOutput`): a
+/// failure, a cancel or a kill leaves no half-written OUT.
+final class FaststartFile: Sink {
+    private let output: AtomicOutput
+    private let writer: MovWriter
+
+    /// The encoders open before the file: one that cannot open costs nothing at OUT.
+    init(path: String, overwrite: Bool, video settings: VideoEncoderSettings, metadata: MovWriter.Metadata) throws(MediaError) {
+        let video = try VideoEncoder(settings: settings)
+        let audio = try AudioEncoder(bitrate: settings.audioBitrate)
+        output = try AtomicOutput(destination: path, overwrite: overwrite)
+        writer = try MovWriter(path: output.temporaryPath, descriptor: output.descriptor, reportedPath: path,
+                               video: video, audio: audio, metadata: metadata, layout: .faststart)
+    }
+
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try writer.writeVideoFrame(frame, index: index) }
+    func write(sound: SampleQueue, final: Bool) throws(MediaError) { try writer.writeAudio(from: sound, final: final) }
+    var soundSamplesWritten: Int64 { writer.audioSamplesWritten }
+
+    /// Completes the file and gives it OUT's name.
+    func finishWriting() throws(MediaError) {
+        try writer.finish()
+        try output.commit()
+    }
+}
