@@ -31,7 +31,7 @@ package final class CameraFrameMaker {
               exchange: FrameExchange) -> (frame: LiveFrame, shift: Int)? {
         guard !isDamaged else { return nil }
         let full = Size(width: stream.width, height: stream.height)
-        guard stream.fourcc == .mjpeg else {
+        guard CameraPixelFormat.isJPEG(stream.fourcc) else {
             let frame = exchange.frameToFill(size: full)
             guard let m = RawFrameConverter.convert(bytes, stream, into: frame.buffer.view, output: output, fork: (fork, packed422Job)) else { return nil }
             matrix = m

@@ -47,7 +47,7 @@ final class CameraSource: FrameSource, @unchecked Sendable {
 
     /// Native formats, cheapest to convert first; MJPEG (a decode per frame) when nothing
     /// else fits. Formats libv4l2 makes up (a JPEG decode on the capture thread) come last.
-    static let preference: [FourCC] = [.yuyv, .uyvy, .nv12, .yu12, .mjpeg]
+    static var preference: [FourCC] { CameraPixelFormat.preference }
 
     private let only: FourCC?
     /// Why the format was chosen (what was passed over for its frame rate), once open.
@@ -224,7 +224,7 @@ final class CameraSource: FrameSource, @unchecked Sendable {
     private func fill(from buffer: CapturedBuffer, _ stream: StreamFormat) -> (frame: LiveFrame, shift: Int)? {
         let made = maker.make(buffer.bytes, isDamaged: buffer.isDamaged, stream: stream, inset: insetTarget.withLock { $0 },
                               exchange: exchange)
-        if let shift = made?.shift, stream.fourcc == .mjpeg, shift != lastShift {
+        if let shift = made?.shift, CameraPixelFormat.isJPEG(stream.fourcc), shift != lastShift {
             lastShift = shift
             log(shift == 0 ? "\(name): decoding MJPG at full size (full frame)"
                 : "\(name): decoding MJPG at 1/\(1 << shift) size for the inset")

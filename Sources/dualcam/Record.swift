@@ -38,7 +38,7 @@ struct Record: ParsableCommand {
             + "back:brightness=150,auto_exposure=1 (dualcam devices lists them).", valueName: "back|front:NAME=VALUE,..."))
     var controls: [String] = []
     @Flag(help: "Start with the pictures swapped.") var swap = false
-    @Option(help: ArgumentHelp("Use only this camera pixel format: YUYV, UYVY, NV12, YU12 or MJPG.", valueName: "FOURCC"))
+    @Option(help: ArgumentHelp("Use only this camera pixel format: \(Self.pixelFormatNames).", valueName: "FOURCC"))
     var pixelFormat: String?
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
     @OptionGroup var format: OutputFormatOptions
@@ -56,6 +56,11 @@ struct Record: ParsableCommand {
     @Option(help: .hidden) var maxEncoderLag: Double = 1
 
     static let longestDuration = 366.0 * 86_400
+    /// YUYV, UYVY, NV12, YU12 or MJPG: the table's names, in its order.
+    static var pixelFormatNames: String {
+        let names = CameraPixelFormat.names
+        return names.dropLast().joined(separator: ", ") + " or " + names.last!
+    }
     static let largestCapture = Size(width: 8192, height: 8192)
 
     /// The layout on --size, or on the hidden test canvas with the 1080p layout as it is.
@@ -76,8 +81,8 @@ struct Record: ParsableCommand {
             throw ValidationError("--duration must be more than 0 and at most \(Int(Self.longestDuration)) seconds (a year)")
         }
         if let fps, !(fps > 0 && fps <= 240) { throw ValidationError("--fps must be between 0 and 240") }
-        if let pixelFormat, !["YUYV", "UYVY", "NV12", "YU12", "MJPG"].contains(pixelFormat) {
-            throw ValidationError("--pixel-format must be YUYV, UYVY, NV12, YU12 or MJPG")
+        if let pixelFormat, CameraPixelFormat.named(pixelFormat) == nil {
+            throw ValidationError("--pixel-format must be \(Self.pixelFormatNames)")
         }
         _ = try outputLayout()
         _ = try Self.controlsByRole(controls)
@@ -122,7 +127,7 @@ struct Record: ParsableCommand {
         case "back"?, "front"?: options.audio = .fileSound(back: audio == "back")
         case let device?: options.audio = .device(device)
         }
-        options.pixelFormat = pixelFormat.map { FourCC($0) }
+        options.pixelFormat = pixelFormat.flatMap { CameraPixelFormat.named($0)?.fourcc }
         (options.backControls, options.frontControls) = try Self.controlsByRole(controls)
         options.layout = try outputLayout()
         options.video = format.videoSettings(hiddenEncoder: videoEncoder, reporting: reporting)

@@ -1,18 +1,57 @@
 import Compositor
 import MediaIO
 
+/// The camera pixel formats `record` takes: one row each, in the order they are preferred
+/// (uncompressed first: no decoding, no JPEG artefacts; MJPEG for what they cannot do). A
+/// row gives the format's code, its CLI name (the code as `v4l2-ctl` prints it) and how
+/// its buffers are laid out, which says how they become I420. A new format is a row here;
+/// one with a layout not yet known is also a case of `Layout` and its kernel.
+public struct CameraPixelFormat: Sendable, Equatable {
+    enum Layout: Sendable, Equatable {
+        /// Packed 4:2:2, two bytes a pixel, in this order.
+        case packed422(CameraFormats.Packed422)
+        /// A luma plane, then interleaved Cb/Cr at half size.
+        case semiPlanar
+        /// Luma, Cb and Cr planes, the chroma ones at half the luma's stride.
+        case planar
+        /// A JPEG per buffer, of any length.
+        case jpeg
+    }
+
+    public let fourcc: FourCC
+    let layout: Layout
+
+    static let all: [CameraPixelFormat] = [
+        CameraPixelFormat(fourcc: .yuyv, layout: .packed422(.yuyv)),
+        CameraPixelFormat(fourcc: .uyvy, layout: .packed422(.uyvy)),
+        CameraPixelFormat(fourcc: .nv12, layout: .semiPlanar),
+        CameraPixelFormat(fourcc: .yu12, layout: .planar),
+        CameraPixelFormat(fourcc: .mjpeg, layout: .jpeg),
+    ]
+
+    /// The codes in order of preference.
+    static var preference: [FourCC] { all.map(\.fourcc) }
+    /// The names `--pixel-format` takes, as `v4l2-ctl` prints them.
+    public static var names: [String] { all.map(\.fourcc.description) }
+    public static func named(_ name: String) -> CameraPixelFormat? { all.first { $0.fourcc.description == name } }
+    /// The row of `fourcc`; nil for a format `record` does not take.
+    static func row(_ fourcc: FourCC) -> CameraPixelFormat? { all.first { $0.fourcc == fourcc } }
+    static func isJPEG(_ fourcc: FourCC) -> Bool { row(fourcc)?.layout == .jpeg }
+}
+
 /// Turns one uncompressed camera buffer into I420. A buffer shorter than its format needs
 /// (a transfer cut short) is refused rather than shown with stale bytes at its end.
 enum RawFrameConverter {
     /// The bytes a whole frame of `stream` takes.
     static func requiredBytes(_ stream: StreamFormat) -> Int {
         let rows = stream.height, line = stream.bytesPerLine
-        switch stream.fourcc {
-        case .yuyv, .uyvy: return line * (rows - 1) + 2 * stream.width
-        case .nv12: return line * rows + line * ((rows + 1) / 2 - 1) + 2 * ((stream.width + 1) / 2)
-        default:  // YU12: the two chroma planes at half the luma stride
+        switch CameraPixelFormat.row(stream.fourcc)?.layout {
+        case .packed422: return line * (rows - 1) + 2 * stream.width
+        case .semiPlanar: return line * rows + line * ((rows + 1) / 2 - 1) + 2 * ((stream.width + 1) / 2)
+        case .planar:
             let cs = line / 2, ch = (rows + 1) / 2
             return line * rows + cs * ch + cs * (ch - 1) + (stream.width + 1) / 2
+        case .jpeg, nil: return 0
         }
     }
 
@@ -22,11 +61,11 @@ enum RawFrameConverter {
     /// buffer is short. With `fork`, packed 4:2:2 is converted on two threads.
     static func convert(_ bytes: UnsafeRawBufferPointer, _ stream: StreamFormat, into out: I420View,
                         output: YCbCrMatrix, fork: (fork: ForkJoin, job: CameraFormats.Packed422Job)? = nil) -> YCbCrMatrix? {
-        guard let raw = bytes.baseAddress, bytes.count >= requiredBytes(stream) else { return nil }
+        guard let raw = bytes.baseAddress, bytes.count >= requiredBytes(stream),
+              let layout = CameraPixelFormat.row(stream.fourcc)?.layout else { return nil }
         let base = raw.assumingMemoryBound(to: UInt8.self), line = stream.bytesPerLine
-        switch stream.fourcc {
-        case .yuyv, .uyvy:
-            let order: CameraFormats.Packed422 = stream.fourcc == .yuyv ? .yuyv : .uyvy
+        switch layout {
+        case let .packed422(order):
             guard let conversion = ColorConversion.between(stream.matrix, output) else {
                 CameraFormats.packed422SIMD(base, stride: line, order: order, into: out)
                 return stream.matrix
@@ -40,10 +79,12 @@ enum RawFrameConverter {
             fork.fork.run(job)
             (job.source, job.output) = (nil, nil)
             return output
-        case .nv12:
+        case .semiPlanar:
             CameraFormats.nv12SIMD(luma: base, lumaStride: line, chroma: base + line * stream.height,
                                    chromaStride: line, into: out)
-        default:
+        case .jpeg:
+            return nil  // decoded by MJPEGDecoder, never here
+        case .planar:
             let cs = line / 2, ch = (stream.height + 1) / 2, cw = (stream.width + 1) / 2
             let luma = UnsafeMutablePointer(mutating: base)
             out.copy(from: I420View(
