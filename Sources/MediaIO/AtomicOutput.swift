@@ -32,12 +32,12 @@ public final class AtomicOutput {
         var template = Array("\(dir)/.\(url.lastPathComponent).XXXXXX\(suffix)".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, Int32(suffix.utf8.count)) }
         guard fd >= 0 else {
-            let reason = String(cString: strerror(errno))
+            let failure = Errno.current
             var isDir: ObjCBool = false
             if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
                 throw .cannotWrite(path: destination, reason: "folder \(dir) does not exist")
             }
-            throw .cannotWrite(path: destination, reason: reason)
+            throw .system(path: destination, writing: true, errno: failure)
         }
         // mkstemps makes the file private (0600); the result should get the usual mode.
         let mask = umask(0)
@@ -74,11 +74,11 @@ public final class AtomicOutput {
         }
         // On disk before it takes OUT's name, and the name on disk after: a power cut then
         // leaves the old file or the new one, never an empty one.
-        if lockFD >= 0, retryingEINTR({ fsync(lockFD) }) != 0 {
-            throw .cannotWrite(path: destination, reason: String(cString: strerror(errno)))
-        }
-        guard rename(temporaryPath, destination) == 0 else {
-            throw .cannotWrite(path: destination, reason: String(cString: strerror(errno)))
+        do {
+            if lockFD >= 0 { _ = try systemCall { fsync(lockFD) } }
+            _ = try systemCall { rename(temporaryPath, destination) }
+        } catch {
+            throw .system(path: destination, writing: true, errno: error)
         }
         committed = true
         DurableFile.syncFolder(of: destination)

@@ -22,9 +22,10 @@ public final class DurableFile: @unchecked Sendable {
     public init(descriptor: Int32, path: String, reportedPath: String? = nil) throws(MediaError) {
         self.path = path
         self.reportedPath = reportedPath ?? path
-        file = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        guard file >= 0 else { throw .cannotWrite(path: reportedPath ?? path, reason: String(cString: strerror(errno))) }
-        folder = retryingEINTR { open(DurableFile.folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        do { file = try systemCall { fcntl(descriptor, F_DUPFD_CLOEXEC, 0) } } catch {
+            throw .system(path: reportedPath ?? path, writing: true, errno: error)
+        }
+        folder = (try? systemCall { open(DurableFile.folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) ?? -1
     }
 
     // No wait for queued fsyncs here: each holds a reference, so none is left by now (and
@@ -58,17 +59,14 @@ public final class DurableFile: @unchecked Sendable {
     }
 
     private func syncNow() throws(MediaError) {
-        if retryingEINTR({ fsync(file) }) != 0 {
-            throw .cannotWrite(path: reportedPath, reason: String(cString: strerror(errno)))
-        }
-        if folder >= 0 { _ = retryingEINTR { fsync(folder) } }
+        do { _ = try systemCall { fsync(file) } } catch { throw .system(path: reportedPath, writing: true, errno: error) }
+        if folder >= 0 { _ = try? systemCall { fsync(folder) } }
     }
 
     /// fsyncs the folder holding `path`: after a rename, so the new name survives a power cut.
     public static func syncFolder(of path: String) {
-        let fd = retryingEINTR { open(folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard fd >= 0 else { return }
-        _ = retryingEINTR { fsync(fd) }
+        guard let fd = try? systemCall({ open(folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) else { return }
+        _ = try? systemCall { fsync(fd) }
         close(fd)
     }
 

@@ -11,6 +11,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
     case encoderUnavailable(name: String)
     case encoderFailed(name: String, reason: String)
     case cannotWrite(path: String, reason: String)
+    /// A system call on `path` failed (opening it when not `writing`): the errno kept.
+    case system(path: String, writing: Bool, errno: Errno, context: String = "")
     case outputExists(path: String)
     case interrupted
 
@@ -25,6 +27,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
             return "encoder '\(name)' is not available in this FFmpeg build (Debian's libavcodec59 has libx265)"
         case let .encoderFailed(name, reason): return "encoder '\(name)' failed: \(reason)"
         case let .cannotWrite(path, reason): return "\(path): cannot write: \(reason)"
+        case let .system(path, writing, errno, context):
+            return "\(path): cannot \(writing ? "write" : "open"): \(context)\(errno)"
         case let .outputExists(path): return "\(path): already exists (use --overwrite to replace it)"
         case .interrupted: return "interrupted; no output written"
         }

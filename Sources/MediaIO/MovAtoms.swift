@@ -13,7 +13,7 @@ public enum MovAtoms {
     /// mid-write) is listed with the size its header claims.
     public static func topLevel(_ path: String) throws(MediaError) -> [Atom] {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .cannotOpen(path: path, reason: String(cString: strerror(errno)))
+            throw .system(path: path, writing: false, errno: .current)
         }
         defer { try? handle.close() }
         let end = Int64((try? handle.seekToEnd()) ?? 0)

@@ -89,7 +89,7 @@ public final class MovWriter {
             if let location = metadata.location {
                 av_dict_set(&context.pointee.metadata, "location", location, 0)
             }
-            guard self.descriptor >= 0 else { throw .cannotWrite(path: shown, reason: String(cString: strerror(errno))) }
+            guard self.descriptor >= 0 else { throw .system(path: shown, writing: true, errno: .current) }
             try check(dc_output_use_descriptor(context, self.descriptor)) { .cannotWrite(path: shown, reason: $0) }
             opened = true
             var options: OpaquePointer?

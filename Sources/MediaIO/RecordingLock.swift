@@ -9,13 +9,12 @@ import Glibc
 /// holder exits, however it exits, so a killed recording's file can be finished at once.
 public enum RecordingLock {
     /// Takes the lock on open file `fd`, without waiting; false when another holds it.
-    public static func take(_ fd: Int32) -> Bool { retryingEINTR { flock(fd, LOCK_EX | LOCK_NB) } == 0 }
+    public static func take(_ fd: Int32) -> Bool { (try? systemCall { flock(fd, LOCK_EX | LOCK_NB) }) != nil }
 
     /// Opens `path` and takes its lock for as long as the returned descriptor stays open;
     /// throws when a recording holds it. A file that cannot be opened holds no lock: nil.
     public static func hold(_ path: String) throws(MediaError) -> Int32? {
-        let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-        guard fd >= 0 else { return nil }
+        guard let fd = try? systemCall({ open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }) else { return nil }
         guard take(fd) else {
             close(fd)
             throw .cannotWrite(path: path, reason: Self.heldReason)

@@ -163,12 +163,8 @@ public final class V4L2Device {
     /// The one place ioctls are issued: EINTR is retried here, failures become typed errors.
     @discardableResult
     func ioctl<T>(_ request: UInt, _ name: String, _ argument: inout T) throws(V4L2Error) -> Int32 {
-        while true {
-            let rc = call(request, &argument)
-            if rc >= 0 { return rc }
-            let e = errno
-            if e == EINTR { continue }
-            throw V4L2Error(device: path, operation: name, code: e)
+        do { return try systemCall { call(request, &argument) } } catch {
+            throw V4L2Error(device: path, operation: name, code: error.rawValue)
         }
     }
 

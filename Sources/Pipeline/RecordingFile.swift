@@ -66,16 +66,15 @@ final class RecordingFile: Sink {
         let target = exists ? pendingName(for: path) : path
         let mask = umask(0)
         umask(mask)
-        let fd = retryingEINTR { open(target, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666 & ~mask) }
-        guard fd >= 0 else {
-            if errno == EEXIST { throw .outputExists(path: path) }
-            let reason = String(cString: strerror(errno))
+        let fd: Int32
+        do { fd = try systemCall { open(target, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666 & ~mask) } } catch {
+            if error.rawValue == EEXIST { throw .outputExists(path: path) }
             let dir = DurableFile.folder(of: path)
             var isDir: ObjCBool = false
             if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
                 throw .cannotWrite(path: path, reason: "folder \(dir) does not exist")
             }
-            throw .cannotWrite(path: path, reason: reason)
+            throw .system(path: path, writing: true, errno: error)
         }
         guard RecordingLock.take(fd) else {
             close(fd)
@@ -126,8 +125,8 @@ final class RecordingFile: Sink {
     func finalize() throws(MediaError) -> MovFinalizer.Result {
         let result = try MovFinalizer.finalizeInPlace(pending ?? path)
         if let pending {
-            guard rename(pending, path) == 0 else {
-                throw .cannotWrite(path: path, reason: "the take is at \(pending): " + String(cString: strerror(errno)))
+            do { _ = try systemCall { rename(pending, path) } } catch {
+                throw .system(path: path, writing: true, errno: error, context: "the take is at \(pending): ")
             }
             self.pending = nil
         }

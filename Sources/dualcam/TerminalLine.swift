@@ -1,4 +1,5 @@
 import Foundation
+import MediaIO
 
 /// One line at the bottom of a terminal, redrawn in place (progress, recording status). Off
 /// a terminal it draws nothing: logs and pipes get the start line and the summary only.
@@ -126,8 +127,8 @@ final class StderrWriter: @unchecked Sendable {
         bytes.withUnsafeBytes { b in
             var done = 0
             while done < b.count {
-                let n = Glibc.write(2, b.baseAddress! + done, b.count - done)
-                if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { return }
+                guard let n = try? systemCall({ Glibc.write(2, b.baseAddress! + done, b.count - done) }), n > 0 else { return }
+                done += n
             }
         }
     }
