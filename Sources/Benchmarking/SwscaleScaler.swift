@@ -5,7 +5,8 @@ import MediaIO
 /// libswscale scaling one I420 picture (or a whole-pixel crop of it) into a plane-set region:
 /// the reference the compositor's kernels are benchmarked against. Owns its SwsContext.
 public final class SwscaleScaler {
-    private let context: OpaquePointer
+    private let scaler: ScalerContext
+    private var context: OpaquePointer { scaler.pointer }
     public let crop: Rect
     public let destination: Size
 
@@ -17,19 +18,16 @@ public final class SwscaleScaler {
     public init?(crop: Rect, destination: Size, filter: Filter, convertBT601: Bool = false, source: Source = .i420) {
         let flags = filter == .area ? SWS_AREA : SWS_BILINEAR
         let format = source == .i420 ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_YUYV422
-        guard let c = sws_getContext(Int32(crop.width), Int32(crop.height), format,
-                                     Int32(destination.width), Int32(destination.height), AV_PIX_FMT_YUV420P,
-                                     Int32(flags), nil, nil, nil) else { return nil }
-        context = c
+        guard let scaler = ScalerContext(from: Size(width: crop.width, height: crop.height), format, to: destination,
+                                         AV_PIX_FMT_YUV420P, flags: Int32(flags)) else { return nil }
+        self.scaler = scaler
         self.crop = crop
         self.destination = destination
         if convertBT601 {
-            sws_setColorspaceDetails(c, sws_getCoefficients(SWS_CS_ITU601), 0, sws_getCoefficients(SWS_CS_ITU709), 0,
+            sws_setColorspaceDetails(scaler.pointer, sws_getCoefficients(SWS_CS_ITU601), 0, sws_getCoefficients(SWS_CS_ITU709), 0,
                                      0, 1 << 16, 1 << 16)
         }
     }
-
-    deinit { sws_freeContext(context) }
 
     /// Scales the crop of a YUYV picture at `base` (rows `stride` bytes apart) into `output`.
     public func scale(yuyv base: UnsafeRawPointer, stride: Int, into output: I420View) {

@@ -92,7 +92,7 @@ public final class AudioReader {
     private let input: InputContext
     private let decoder: StreamDecoder
     private let timeBase: Double
-    private var resampler: OpaquePointer?
+    private var resampler: ResamplerContext?
     private var resamplerKey: (Int32, Int32, Int32) = (0, 0, 0)
     private let frame = Frame()
     /// A decoded frame waiting for the silence before it to be written out first.
@@ -119,8 +119,6 @@ public final class AudioReader {
         decoder = try StreamDecoder(input: input, streamIndex: index, threads: 1)
         timeBase = av_q2d(input.stream(index).pointee.time_base)
     }
-
-    deinit { swr_free(&resampler) }
 
     /// Decodes until `queue` holds at least `target` samples or the audio ends. Silence is
     /// written only as far as asked for, so a late start costs no memory.
@@ -180,29 +178,26 @@ public final class AudioReader {
         let key = (f.pointee.sample_rate, f.pointee.format, f.pointee.ch_layout.nb_channels)
         if resampler == nil || key != resamplerKey {
             flushResampler(into: queue)
-            swr_free(&resampler)
+            resampler = nil
             var outLayout = AVChannelLayout()
             av_channel_layout_default(&outLayout, OutputAudio.channels)
             var inLayout = f.pointee.ch_layout
             if inLayout.order == AV_CHANNEL_ORDER_UNSPEC {
                 av_channel_layout_default(&inLayout, inLayout.nb_channels)
             }
-            let rc = swr_alloc_set_opts2(&resampler, &outLayout, OutputAudio.sampleFormat, OutputAudio.sampleRate,
-                                         &inLayout, AVSampleFormat(rawValue: f.pointee.format), f.pointee.sample_rate,
-                                         0, nil)
-            guard rc >= 0, swr_init(resampler) >= 0 else {
-                throw .undecodable(path: path, reason: "cannot resample its audio")
-            }
+            resampler = ResamplerContext(to: outLayout, OutputAudio.sampleFormat, OutputAudio.sampleRate,
+                                         from: inLayout, AVSampleFormat(rawValue: f.pointee.format), f.pointee.sample_rate)
+            guard resampler != nil else { throw .undecodable(path: path, reason: "cannot resample its audio") }
             resamplerKey = key
         }
-        let capacity = swr_get_out_samples(resampler, f.pointee.nb_samples)
+        let capacity = swr_get_out_samples(resampler!.pointer, f.pointee.nb_samples)
         guard capacity >= 0 else { throw .undecodable(path: path, reason: "cannot resample its audio") }
         try convert(input: f.pointee.extended_data, count: f.pointee.nb_samples, capacity: capacity, into: queue)
     }
 
     private func flushResampler(into queue: SampleQueue) {
-        guard resampler != nil else { return }
-        try? convert(input: nil, count: 0, capacity: swr_get_out_samples(resampler, 0), into: queue)
+        guard let resampler else { return }
+        try? convert(input: nil, count: 0, capacity: swr_get_out_samples(resampler.pointer, 0), into: queue)
     }
 
     private func convert(input: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, count: Int32,
@@ -215,7 +210,7 @@ public final class AudioReader {
                 var out: [UnsafeMutablePointer<UInt8>?] = [l.baseAddress!.assumingMemoryBound(to: UInt8.self),
                                                           r.baseAddress!.assumingMemoryBound(to: UInt8.self)]
                 let inPtrs = input.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: UnsafePointer<UInt8>?.self) }
-                return swr_convert(resampler, &out, capacity, inPtrs, count)
+                return swr_convert(resampler?.pointer, &out, capacity, inPtrs, count)
             }
         }
         if got < 0 { throw .undecodable(path: path, reason: "resampling failed: \(averrorText(got))") }

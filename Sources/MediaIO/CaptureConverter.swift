@@ -6,7 +6,7 @@ import CFFmpeg
 final class CaptureConverter {
     let inputRate: Int
     let outputChannels: Int
-    private var swr: OpaquePointer?
+    private let swr: ResamplerContext
 
     init(device: String, format: AVSampleFormat, rate: Int, channels: Int) throws(MediaError) {
         inputRate = rate
@@ -14,18 +14,15 @@ final class CaptureConverter {
         var inLayout = AVChannelLayout(), outLayout = AVChannelLayout()
         av_channel_layout_default(&inLayout, Int32(channels))
         av_channel_layout_default(&outLayout, Int32(outputChannels))
-        let rc = swr_alloc_set_opts2(&swr, &outLayout, AV_SAMPLE_FMT_S16, OutputAudio.sampleRate,
-                                     &inLayout, format, Int32(rate), 0, nil)
-        guard rc >= 0, swr_init(swr) >= 0 else {
-            swr_free(&swr)
+        guard let swr = ResamplerContext(to: outLayout, AV_SAMPLE_FMT_S16, OutputAudio.sampleRate,
+                                         from: inLayout, format, Int32(rate)) else {
             throw .cannotOpen(path: device, reason: "cannot convert its \(rate) Hz \(channels)-channel sound")
         }
+        self.swr = swr
     }
 
-    deinit { swr_free(&swr) }
-
     /// Output frames still inside the resampler: what comes out next started this long ago.
-    var delayFrames: Int { Int(swr_get_delay(swr, Int64(OutputAudio.sampleRate))) }
+    var delayFrames: Int { Int(swr_get_delay(swr.pointer, Int64(OutputAudio.sampleRate))) }
 
     /// Room for the output of `frames` input frames.
     func capacity(forInput frames: Int) -> Int { frames * Int(OutputAudio.sampleRate) / inputRate + 64 }
@@ -34,7 +31,7 @@ final class CaptureConverter {
     func convert(_ input: UnsafeRawPointer, frames: Int, into out: UnsafeMutablePointer<Int16>, capacity: Int) -> Int {
         var outPointer: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(out).assumingMemoryBound(to: UInt8.self)
         var inPointer: UnsafePointer<UInt8>? = input.assumingMemoryBound(to: UInt8.self)
-        let n = swr_convert(swr, &outPointer, Int32(capacity), &inPointer, Int32(frames))
+        let n = swr_convert(swr.pointer, &outPointer, Int32(capacity), &inPointer, Int32(frames))
         return max(0, Int(n))
     }
 }

@@ -146,30 +146,14 @@ public enum MovFinalizer {
 
 /// The regular (faststart) mov muxer a remux writes to; owns its context and file.
 final class RemuxOutput {
-    let context: UnsafeMutablePointer<AVFormatContext>
+    private let muxer: OutputContext
+    var context: UnsafeMutablePointer<AVFormatContext> { muxer.pointer }
     let reportedPath: String
-    private var opened = false
-    private var headerWritten = false
 
     /// Writes through `descriptor`, which must stay open until `finish`.
     init(path: String, descriptor: Int32, reportedPath: String) throws(MediaError) {
         self.reportedPath = reportedPath
-        var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: reportedPath, reason: $0) }
-        guard let ctx else { throw .cannotWrite(path: reportedPath, reason: "cannot allocate the muxer") }
-        context = ctx
-        do throws(MediaError) {
-            try check(dc_output_use_descriptor(context, descriptor)) { .cannotWrite(path: reportedPath, reason: $0) }
-        } catch {
-            avformat_free_context(context)
-            throw error
-        }
-        opened = true
-    }
-
-    deinit {
-        if opened { dc_avio_close_descriptor(&context.pointee.pb) }
-        avformat_free_context(context)
+        muxer = try OutputContext(path: path, descriptor: descriptor, reportedPath: reportedPath)
     }
 
     func addStream(copying input: UnsafeMutablePointer<AVStream>) throws(MediaError) -> UnsafeMutablePointer<AVStream> {
@@ -202,7 +186,6 @@ final class RemuxOutput {
         av_dict_set(&options, "movflags", "+faststart", 0)
         defer { av_dict_free(&options) }
         try check(avformat_write_header(context, &options)) { .cannotWrite(path: reportedPath, reason: $0) }
-        headerWritten = true
     }
 
     func write(_ packet: UnsafeMutablePointer<AVPacket>) throws(MediaError) {
@@ -211,8 +194,6 @@ final class RemuxOutput {
 
     func finish() throws(MediaError) {
         try check(av_write_trailer(context)) { .cannotWrite(path: reportedPath, reason: $0) }
-        let rc = dc_avio_close_descriptor(&context.pointee.pb)
-        opened = false
-        try check(rc) { .cannotWrite(path: reportedPath, reason: $0) }
+        try check(muxer.closeFile()) { .cannotWrite(path: reportedPath, reason: $0) }
     }
 }

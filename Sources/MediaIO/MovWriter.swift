@@ -8,21 +8,21 @@ import Glibc
 /// the muxer and its file).
 public final class MovWriter {
     public let path: String
-    private let context: UnsafeMutablePointer<AVFormatContext>
+    private let muxer: OutputContext
+    private var context: UnsafeMutablePointer<AVFormatContext> { muxer.pointer }
     private let videoStream: UnsafeMutablePointer<AVStream>
     private let audioStream: UnsafeMutablePointer<AVStream>
     private let videoTimeBase: AVRational
     private let audioTimeBase: AVRational
     public let video: VideoEncoder
     public let audio: AudioEncoder
-    private var opened = false
-    private var finished = false
     /// The file and its folder, for fsync: what the muxer has written survives a power cut.
     private var durable: DurableFile?
     /// Where the file stood when last put on disk.
     private var syncedPosition: Int64 = 0
-    /// Our own duplicate of the caller's descriptor, which the muxer writes through.
-    private let descriptor: Int32
+    /// Our own duplicate of the caller's descriptor, which the muxer writes through; -1 once
+    /// closed.
+    private var descriptor: Int32
 
     /// How the file is laid out on disk.
     public enum Layout: Sendable {
@@ -54,13 +54,18 @@ public final class MovWriter {
         self.path = shown
         self.video = video
         self.audio = audio
-        var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: shown, reason: $0) }
-        context = allocated(ctx, "the muxer")
-        // From here on, `close` releases it whatever fails.
-        self.descriptor = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        videoStream = allocated(avformat_new_stream(context, nil), "a stream")
-        audioStream = allocated(avformat_new_stream(context, nil), "a stream")
+        let duplicate: Int32
+        do { duplicate = try systemCall { fcntl(descriptor, F_DUPFD_CLOEXEC, 0) } } catch {
+            throw .system(path: shown, writing: true, errno: error)
+        }
+        do { muxer = try OutputContext(path: path, descriptor: duplicate, reportedPath: shown) } catch {
+            Glibc.close(duplicate)
+            throw error
+        }
+        // From here on, `close` releases both whatever fails.
+        self.descriptor = duplicate
+        videoStream = allocated(avformat_new_stream(muxer.pointer, nil), "a stream")
+        audioStream = allocated(avformat_new_stream(muxer.pointer, nil), "a stream")
         videoTimeBase = video.timeBase
         audioTimeBase = audio.timeBase
         do throws(MediaError) {
@@ -89,9 +94,6 @@ public final class MovWriter {
             if let location = metadata.location {
                 av_dict_set(&context.pointee.metadata, "location", location, 0)
             }
-            guard self.descriptor >= 0 else { throw .system(path: shown, writing: true, errno: .current) }
-            try check(dc_output_use_descriptor(context, self.descriptor)) { .cannotWrite(path: shown, reason: $0) }
-            opened = true
             var options: OpaquePointer?
             switch layout {
             case .faststart:
@@ -118,9 +120,8 @@ public final class MovWriter {
     deinit { close() }
 
     private func close() {
-        if opened { dc_avio_close_descriptor(&context.pointee.pb); opened = false }
-        if !finished { finished = true; avformat_free_context(context) }
-        if descriptor >= 0 { Glibc.close(descriptor) }
+        muxer.closeFile()
+        if descriptor >= 0 { Glibc.close(descriptor); descriptor = -1 }
     }
 
     func writeVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws(MediaError) {
@@ -165,16 +166,14 @@ public final class MovWriter {
         try audio.encode(nil) { (p) throws(MediaError) in try writeAudio(p) }
         try check(av_write_trailer(context)) { .cannotWrite(path: path, reason: $0) }
         try syncToDisk()
-        let rc = dc_avio_close_descriptor(&context.pointee.pb)
-        opened = false
-        try check(rc) { .cannotWrite(path: path, reason: $0) }
+        try check(muxer.closeFile()) { .cannotWrite(path: path, reason: $0) }
     }
 
     /// Pushes what the muxer has handed to its I/O buffer to the kernel and, for a
     /// fragmented file, to the disk (file and folder). The fragment being built stays in
     /// the muxer's memory until it is complete; everything before it is then safe.
     public func syncToDisk() throws(MediaError) {
-        guard opened, let pb = context.pointee.pb else { return }
+        guard muxer.isFileOpen, let pb = context.pointee.pb else { return }
         try flush(pb)
         try durable?.sync()
     }
@@ -190,11 +189,10 @@ public final class MovWriter {
     /// write error (disk full) or an encoder failure, when a fragmented file's complete
     /// fragments are what there is to keep.
     public func abandon() {
-        guard opened else { return }
+        guard muxer.isFileOpen else { return }
         if let pb = context.pointee.pb { avio_flush(pb) }
         try? durable?.sync()
-        dc_avio_close_descriptor(&context.pointee.pb)
-        opened = false
+        muxer.closeFile()
     }
 
     static func fourcc(_ s: String) -> UInt32 {

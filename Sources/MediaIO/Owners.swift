@@ -1,4 +1,5 @@
 import CFFmpeg
+import Compositor
 import Foundation
 
 /// FFmpeg's small allocations (a packet, a frame, a codec context) fail only when the
@@ -131,5 +132,80 @@ final class InputContext {
         ctx.pointer.pointee.thread_count = threads
         try check(avcodec_open2(ctx.pointer, codec, nil)) { .undecodable(path: path, reason: $0) }
         return ctx
+    }
+}
+
+/// Owns a QuickTime muxer (an output AVFormatContext) and the I/O context it writes through
+/// over a descriptor (which stays the caller's): both released together, whatever failed.
+final class OutputContext {
+    let pointer: UnsafeMutablePointer<AVFormatContext>
+    /// Whether the I/O context is still open: `closeFile` ends it once.
+    private(set) var isFileOpen = false
+
+    init(path: String, descriptor: Int32, reportedPath: String) throws(MediaError) {
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: reportedPath, reason: $0) }
+        pointer = allocated(ctx, "the muxer")
+        do throws(MediaError) {
+            try check(dc_output_use_descriptor(pointer, descriptor)) { .cannotWrite(path: reportedPath, reason: $0) }
+        } catch {
+            avformat_free_context(pointer)
+            throw error
+        }
+        isFileOpen = true
+    }
+
+    /// Flushes and closes the I/O context (not the descriptor); FFmpeg's code for a write
+    /// that failed on the way, 0 when there was none or it was closed already.
+    @discardableResult
+    func closeFile() -> Int32 {
+        guard isFileOpen else { return 0 }
+        isFileOpen = false
+        return dc_avio_close_descriptor(&pointer.pointee.pb)
+    }
+
+    deinit {
+        closeFile()
+        avformat_free_context(pointer)
+    }
+}
+
+/// Owns a SwsContext (libswscale's converter for one input and output size and format).
+package final class ScalerContext {
+    package let pointer: OpaquePointer
+
+    /// nil when libswscale cannot convert between the two.
+    package init?(from source: Size, _ sourceFormat: AVPixelFormat, to destination: Size, _ destinationFormat: AVPixelFormat,
+                  flags: Int32) {
+        guard let c = sws_getContext(Int32(source.width), Int32(source.height), sourceFormat,
+                                     Int32(destination.width), Int32(destination.height), destinationFormat,
+                                     flags, nil, nil, nil) else { return nil }
+        pointer = c
+    }
+
+    deinit { sws_freeContext(pointer) }
+}
+
+/// Owns an initialised SwrContext (libswresample's converter between two sample formats,
+/// rates and channel layouts).
+final class ResamplerContext {
+    let pointer: OpaquePointer
+
+    /// nil when libswresample cannot convert between the two.
+    init?(to outLayout: AVChannelLayout, _ outFormat: AVSampleFormat, _ outRate: Int32,
+          from inLayout: AVChannelLayout, _ inFormat: AVSampleFormat, _ inRate: Int32) {
+        var swr: OpaquePointer?
+        var outLayout = outLayout, inLayout = inLayout
+        guard swr_alloc_set_opts2(&swr, &outLayout, outFormat, outRate, &inLayout, inFormat, inRate, 0, nil) >= 0,
+              let swr, swr_init(swr) >= 0 else {
+            swr_free(&swr)
+            return nil
+        }
+        pointer = swr
+    }
+
+    deinit {
+        var p: OpaquePointer? = pointer
+        swr_free(&p)
     }
 }

@@ -5,11 +5,11 @@ import Compositor
 /// libswscale (format, bit depth, range, and size when one is asked for) when not. The Y'CbCr matrix is not changed here;
 /// the compositor re-encodes it. Owns its SwsContext, rebuilt only when the input changes.
 final class PictureNormalizer {
-    private var scaler: OpaquePointer?
+    private var scaler: ScalerContext?
     private var key: (Int32, Int32, Int32, Int32, Int, Int) = (0, 0, 0, 0, 0, 0)
     /// HDR and 10-bit pictures in another matrix: their 10-bit 4:2:0 planes when the decoder
     /// gives another layout or size, and the tone mapping.
-    private var tenBitScaler: OpaquePointer?
+    private var tenBitScaler: ScalerContext?
     private var tenBitKey: (Int32, Int32, Int32, Int32, Int, Int) = (0, 0, 0, 0, 0, 0)
     private var tenBitBuffer: UnsafeMutablePointer<UInt16>?
     private var toneMap: ToneMap?
@@ -18,8 +18,6 @@ final class PictureNormalizer {
     private var toneFork: (fork: ForkJoin, job: ToneMap.Job)?
 
     deinit {
-        sws_freeContext(scaler)
-        sws_freeContext(tenBitScaler)
         tenBitBuffer?.deallocate()
     }
 
@@ -61,21 +59,20 @@ final class PictureNormalizer {
         }
         let k = (w, h, f.pointee.format, fullRange ? 1 as Int32 : 0, size.width, size.height)
         if scaler == nil || k != key {
-            sws_freeContext(scaler)
-            scaler = sws_getContext(w, h, Self.withoutJ(format), Int32(size.width), Int32(size.height), AV_PIX_FMT_YUV420P,
-                                    Int32(SWS_BILINEAR | SWS_ACCURATE_RND), nil, nil, nil)
-            guard scaler != nil else {
+            scaler = ScalerContext(from: Size(width: Int(w), height: Int(h)), Self.withoutJ(format), to: size, AV_PIX_FMT_YUV420P,
+                                   flags: Int32(SWS_BILINEAR | SWS_ACCURATE_RND))
+            guard let scaler else {
                 throw .undecodable(path: path, reason: "unsupported pixel format "
                                    + (desc.map { String(cString: $0.pointee.name) } ?? "\(format.rawValue)"))
             }
             key = k
             // RGB sources are encoded straight to BT.709; YUV sources keep their matrix.
             let table = sws_getCoefficients(isRGB ? SWS_CS_ITU709 : SWS_CS_DEFAULT)
-            sws_setColorspaceDetails(scaler, table, fullRange || isRGB ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
+            sws_setColorspaceDetails(scaler.pointer, table, fullRange || isRGB ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
         }
         let buffer = reuse.flatMap { $0.size == size ? $0 : nil } ?? I420Buffer(size: size)
         let v = buffer.view
-        let rc = Self.scale(scaler, f, into: (UnsafeMutableRawPointer(v.y.base), UnsafeMutableRawPointer(v.u.base), UnsafeMutableRawPointer(v.v.base)), strides: (v.y.stride, v.u.stride, v.v.stride))
+        let rc = Self.scale(scaler?.pointer, f, into: (UnsafeMutableRawPointer(v.y.base), UnsafeMutableRawPointer(v.u.base), UnsafeMutableRawPointer(v.v.base)), strides: (v.y.stride, v.u.stride, v.v.stride))
         guard rc > 0 else { throw .undecodable(path: path, reason: "pixel format conversion failed") }
         return (v, buffer, matrix)
     }
@@ -149,23 +146,22 @@ extension PictureNormalizer {
         }
         let k = (w, h, f.pointee.format, fullRange ? 1 as Int32 : 0, size.width, size.height)
         if tenBitScaler == nil || k != tenBitKey {
-            sws_freeContext(tenBitScaler)
             tenBitBuffer?.deallocate()
             tenBitBuffer = nil
-            tenBitScaler = sws_getContext(w, h, Self.withoutJ(format), Int32(size.width), Int32(size.height), AV_PIX_FMT_YUV420P10LE,
-                                          Int32(SWS_BILINEAR | SWS_ACCURATE_RND), nil, nil, nil)
-            guard tenBitScaler != nil else {
+            tenBitScaler = ScalerContext(from: Size(width: Int(w), height: Int(h)), Self.withoutJ(format), to: size,
+                                         AV_PIX_FMT_YUV420P10LE, flags: Int32(SWS_BILINEAR | SWS_ACCURATE_RND))
+            guard let tenBitScaler else {
                 throw .undecodable(path: path, reason: "unsupported 10-bit pixel format \(format.rawValue)")
             }
             tenBitKey = k
             // The same table on both sides: only the range and the layout change here.
             let table = sws_getCoefficients(SWS_CS_BT2020)
-            sws_setColorspaceDetails(tenBitScaler, table, fullRange ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
+            sws_setColorspaceDetails(tenBitScaler.pointer, table, fullRange ? 1 : 0, table, 0, 0, 1 << 16, 1 << 16)
             tenBitBuffer = .allocate(capacity: size.width * size.height + 2 * chroma.width * chroma.height)
         }
         guard let planes = tenBitBuffer else { throw .undecodable(path: path, reason: "no memory for a 10-bit picture") }
         let u = planes + size.width * size.height, v = u + chroma.width * chroma.height
-        let rc = Self.scale(tenBitScaler, f, into: (UnsafeMutableRawPointer(planes), UnsafeMutableRawPointer(u), UnsafeMutableRawPointer(v)),
+        let rc = Self.scale(tenBitScaler?.pointer, f, into: (UnsafeMutableRawPointer(planes), UnsafeMutableRawPointer(u), UnsafeMutableRawPointer(v)),
                             strides: (2 * size.width, 2 * chroma.width, 2 * chroma.width))
         guard rc > 0 else { throw .undecodable(path: path, reason: "10-bit pixel format conversion failed") }
         return TenBitPlanes(y: planes, yStride: size.width, u: u, v: v, chromaStride: chroma.width)
