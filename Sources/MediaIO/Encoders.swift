@@ -189,3 +189,37 @@ public final class AudioEncoder: Encoder {
         }
     }
 }
+
+/// The output's two encoders: pictures and sound in, packets out to the muxer they are
+/// given. The muxer only takes packets, so one encoding can feed more than one of them.
+public final class OutputEncoders {
+    public let video: VideoEncoder
+    public let audio: AudioEncoder
+
+    /// The video encoder first: it is the one that may not open (a codec this FFmpeg lacks).
+    public init(settings: VideoEncoderSettings) throws(MediaError) {
+        video = try VideoEncoder(settings: settings)
+        audio = try AudioEncoder(bitrate: settings.audioBitrate)
+    }
+
+    /// Encodes `frame` (I420, output size: a pool frame or a decoded one composed in place)
+    /// as frame `index`, without copying it first.
+    public func encode(_ frame: EncoderFrame, index: Int64, into writer: MovWriter) throws(MediaError) {
+        try video.send(frame.frame.pointer, frameIndex: index) { (p) throws(MediaError) in try writer.writeVideo(p) }
+    }
+
+    /// Encodes the whole AAC frames waiting in `queue`; with `final`, the short last one too.
+    public func encode(from queue: SampleQueue, final: Bool, into writer: MovWriter) throws(MediaError) {
+        try audio.encode(from: queue, final: final) { (p) throws(MediaError) in try writer.writeAudio(p) }
+    }
+
+    /// Samples of sound encoded so far.
+    public var soundSamplesSent: Int64 { audio.samplesSent }
+
+    /// Hands over what both encoders still hold (the video encoder's lookahead, the last AAC
+    /// frame): after the last picture and sound, before the muxer's `finish`.
+    public func drain(into writer: MovWriter) throws(MediaError) {
+        try video.encode(nil) { (p) throws(MediaError) in try writer.writeVideo(p) }
+        try audio.encode(nil) { (p) throws(MediaError) in try writer.writeAudio(p) }
+    }
+}

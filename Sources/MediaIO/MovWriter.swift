@@ -4,8 +4,8 @@ import Foundation
 import Glibc
 #endif
 
-/// Writes the video encoder's packets (HEVC or H.264) and AAC into a QuickTime file (owns
-/// the muxer and its file).
+/// Writes encoded packets, video (HEVC or H.264) and AAC, into a QuickTime file: owns the
+/// muxer and its duplicate of the file's descriptor. The encoders feed it (`OutputEncoders`).
 public final class MovWriter {
     public let path: String
     private let muxer: OutputContext
@@ -14,8 +14,6 @@ public final class MovWriter {
     private let audioStream: UnsafeMutablePointer<AVStream>
     private let videoTimeBase: AVRational
     private let audioTimeBase: AVRational
-    public let video: VideoEncoder
-    public let audio: AudioEncoder
     /// The file and its folder, for fsync: what the muxer has written survives a power cut.
     private var durable: DurableFile?
     /// Where the file stood when last put on disk.
@@ -47,13 +45,13 @@ public final class MovWriter {
 
     /// Writes through `descriptor` (an empty file the caller created, open for reading and
     /// writing; it stays the caller's), never opening `path` by name. `reportedPath` is the
-    /// name errors give: the destination a temporary file stands in for.
-    public init(path: String, descriptor: Int32, reportedPath: String? = nil, video: VideoEncoder, audio: AudioEncoder,
+    /// name errors give: the destination a temporary file stands in for. The tracks take
+    /// their parameters from `encoders`.
+    public init(path: String, descriptor: Int32, reportedPath: String? = nil, encoders: OutputEncoders,
                 metadata: Metadata, layout: Layout) throws(MediaError) {
         let shown = reportedPath ?? path
         self.path = shown
-        self.video = video
-        self.audio = audio
+        let video = encoders.video, audio = encoders.audio
         let duplicate: Int32
         do { duplicate = try systemCall { fcntl(descriptor, F_DUPFD_CLOEXEC, 0) } } catch {
             throw .system(path: shown, writing: true, errno: error)
@@ -147,23 +145,8 @@ public final class MovWriter {
         }
     }
 
-    /// Encodes `frame` (I420, output size: a pool frame or a decoded one composed in place)
-    /// as frame `index`, without copying it first.
-    public func writeVideoFrame(_ frame: EncoderFrame, index: Int64) throws(MediaError) {
-        try video.send(frame.frame.pointer, frameIndex: index) { (p) throws(MediaError) in try writeVideo(p) }
-    }
-
-    /// Encodes the whole AAC frames waiting in `queue`; with `final`, the short last one too.
-    public func writeAudio(from queue: SampleQueue, final: Bool) throws(MediaError) {
-        try audio.encode(from: queue, final: final) { (p) throws(MediaError) in try writeAudio(p) }
-    }
-
-    public var audioSamplesWritten: Int64 { audio.samplesSent }
-
-    /// Drains both encoders, writes the index and closes the file.
+    /// Writes the index and closes the file (after the encoders' `drain`).
     public func finish() throws(MediaError) {
-        try video.encode(nil) { (p) throws(MediaError) in try writeVideo(p) }
-        try audio.encode(nil) { (p) throws(MediaError) in try writeAudio(p) }
         try check(av_write_trailer(context)) { .cannotWrite(path: path, reason: $0) }
         try syncToDisk()
         try check(muxer.closeFile()) { .cannotWrite(path: path, reason: $0) }

@@ -18,7 +18,8 @@ final class RecordingFile: Sink {
     static let fragmentSeconds = 0.5
 
     let path: String
-    let writer: MovWriter
+    private let encoders: OutputEncoders
+    private let writer: MovWriter
     /// Where the take is written while it cannot replace OUT yet; nil once it is at OUT.
     private(set) var pending: String?
     /// The open descriptor that holds the lock.
@@ -31,12 +32,12 @@ final class RecordingFile: Sink {
         var settings = o.video
         settings.inOrder = true
         // The encoders before the file: one that cannot open must not cost anything at OUT.
-        let video = try VideoEncoder(settings: settings), audio = try AudioEncoder(bitrate: settings.audioBitrate)
+        encoders = try OutputEncoders(settings: settings)
         let (fd, writePath) = try Self.create(o.output, overwrite: o.overwrite)
         lockFD = fd
         pending = writePath == o.output ? nil : writePath
         do {
-            writer = try MovWriter(path: writePath, descriptor: fd, video: video, audio: audio,
+            writer = try MovWriter(path: writePath, descriptor: fd, encoders: encoders,
                                    metadata: o.metadata, layout: .fragmented(seconds: Self.fragmentSeconds))
         } catch {
             unlink(writePath)
@@ -116,10 +117,13 @@ final class RecordingFile: Sink {
     }
 
     /// After a clean stop: the encoders' last frames and the trailer (the last fragment).
-    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try writer.writeVideoFrame(frame, index: index) }
-    func write(sound: SampleQueue, final: Bool) throws(MediaError) { try writer.writeAudio(from: sound, final: final) }
-    var soundSamplesWritten: Int64 { writer.audioSamplesWritten }
-    func finishWriting() throws(MediaError) { try writer.finish() }
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try encoders.encode(frame, index: index, into: writer) }
+    func write(sound: SampleQueue, final: Bool) throws(MediaError) { try encoders.encode(from: sound, final: final, into: writer) }
+    var soundSamplesWritten: Int64 { encoders.soundSamplesSent }
+    func finishWriting() throws(MediaError) {
+        try encoders.drain(into: writer)
+        try writer.finish()
+    }
 
     /// After `finishWriting`: the regular file in OUT's place.
     func finalize() throws(MediaError) -> MovFinalizer.Result {

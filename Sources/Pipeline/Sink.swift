@@ -20,23 +20,24 @@ package protocol Sink: AnyObject {
 /// failure, a cancel or a kill leaves no half-written OUT.
 final class FaststartFile: Sink {
     private let output: AtomicOutput
+    private let encoders: OutputEncoders
     private let writer: MovWriter
 
     /// The encoders open before the file: one that cannot open costs nothing at OUT.
     init(path: String, overwrite: Bool, video settings: VideoEncoderSettings, metadata: MovWriter.Metadata) throws(MediaError) {
-        let video = try VideoEncoder(settings: settings)
-        let audio = try AudioEncoder(bitrate: settings.audioBitrate)
+        encoders = try OutputEncoders(settings: settings)
         output = try AtomicOutput(destination: path, overwrite: overwrite)
         writer = try MovWriter(path: output.temporaryPath, descriptor: output.descriptor, reportedPath: path,
-                               video: video, audio: audio, metadata: metadata, layout: .faststart)
+                               encoders: encoders, metadata: metadata, layout: .faststart)
     }
 
-    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try writer.writeVideoFrame(frame, index: index) }
-    func write(sound: SampleQueue, final: Bool) throws(MediaError) { try writer.writeAudio(from: sound, final: final) }
-    var soundSamplesWritten: Int64 { writer.audioSamplesWritten }
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try encoders.encode(frame, index: index, into: writer) }
+    func write(sound: SampleQueue, final: Bool) throws(MediaError) { try encoders.encode(from: sound, final: final, into: writer) }
+    var soundSamplesWritten: Int64 { encoders.soundSamplesSent }
 
     /// Completes the file and gives it OUT's name.
     func finishWriting() throws(MediaError) {
+        try encoders.drain(into: writer)
         try writer.finish()
         try output.commit()
     }
