@@ -75,7 +75,7 @@ let package = Package(
         // floors and libswscale / libjpeg-turbo references. Nothing in the product uses it.
         .target(name: "Benchmarking", dependencies: ["Pipeline", "MediaIO", "Compositor", "CFFmpeg", "CJPEG"], swiftSettings: strict),
         // The preview window (SDL2): shows what Pipeline composes, on its own thread.
-        .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "Compositor"], swiftSettings: strict),
+        .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "MediaIO", "Compositor"], swiftSettings: strict),
         .executableTarget(
             name: "dualcam",
             dependencies: ["Pipeline", "MediaIO", "Compositor", "Preview", "Benchmarking",

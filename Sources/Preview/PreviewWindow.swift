@@ -1,6 +1,7 @@
 import CSDL2
 import Compositor
 import Foundation
+import MediaIO
 import Pipeline
 
 /// A window showing the composed picture while it is made, at a reduced size and rate
@@ -34,9 +35,9 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     private var ready: Int?
     private var showing: Int?
     private var stopping = false
-    private var joined = false
     private var lastOffer = -Double.infinity
-    private let finished = DispatchSemaphore(value: 0)
+    /// The window's own thread: SDL's window and events live on it.
+    private var thread: OwnedThread?
 
     /// The variables that name a desktop's display, and the SDL driver for each.
     static let displays = [(variable: "DISPLAY", driver: "x11"), (variable: "WAYLAND_DISPLAY", driver: "wayland")]
@@ -67,7 +68,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         // Written by the window's thread before it signals `opened`, read after.
         final class Failure: @unchecked Sendable { var why: String? }
         let failure = Failure()
-        let thread = Thread { [self] in
+        thread = OwnedThread(name: "dualcam-preview") { [self] in
             let window = SDLWindow.open(title: title, size: size, drivers: drivers)
             switch window {
             case let .failure(why):
@@ -78,13 +79,10 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
                 run(w)
                 w.close()
             }
-            finished.signal()
         }
-        thread.name = "dualcam-preview"
-        thread.start()
         opened.wait()
         if let why = failure.why {
-            finished.wait()
+            thread?.join()
             let named = displays.map { "\($0.variable)=\(env[$0.variable] ?? "")" }
             throw .noDisplay(why + "; " + named.joined(separator: ", "))
         }
@@ -96,10 +94,8 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     public func close() {
         lock.lock()
         stopping = true
-        let wait = !joined
-        joined = true
         lock.unlock()
-        if wait { _ = finished.wait(timeout: .now() + 3) }
+        thread?.join(timeout: 3)
     }
 
     public func offer(_ picture: I420View) {

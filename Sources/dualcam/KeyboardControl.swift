@@ -8,6 +8,7 @@ import Pipeline
 /// or file, whole lines (`s`/`swap`, `q`/`quit`), so a script's "status" is not two swaps.
 final class KeyboardControl: @unchecked Sendable {
     private var saved: termios?
+    private var reader: OwnedThread?
 
     enum Command { case swap, stop }
 
@@ -54,7 +55,8 @@ final class KeyboardControl: @unchecked Sendable {
             }
         }
         let keys = raw
-        let thread = Thread {
+        // Never joined: it waits in a read of the terminal until the process ends.
+        reader = OwnedThread(name: "dualcam-keys") {
             var byte: UInt8 = 0
             var line: [UInt8] = []
             while true {
@@ -79,7 +81,6 @@ final class KeyboardControl: @unchecked Sendable {
                 }
             }
         }
-        thread.start()
     }
 
     func restore() {

@@ -73,11 +73,11 @@ final class StderrWriter: @unchecked Sendable {
     private var pending: [UInt8] = []
     private var writing = false
     private var dropped = 0
+    /// Never joined: `flush` is how the process waits for what it wrote.
+    private var writer: OwnedThread?
 
     private init() {
-        let t = Thread { [self] in writeLoop() }
-        t.name = "dualcam-stderr"
-        t.start()
+        writer = OwnedThread(name: "dualcam-stderr") { [self] in writeLoop() }
         // Messages said just before exit (the error line, the last events) get out first.
         atexit { StderrWriter.shared.flush(timeout: 2) }
     }
