@@ -25,11 +25,30 @@ exec < /dev/null
 dbus-daemon --session --fork --address="unix:path=$XDG_RUNTIME_DIR/bus" --print-pid=3 3> "$XDG_RUNTIME_DIR/dbus.pid" \
   > /dev/null 2> "$out/dbus.log"
 export DBUS_SESSION_BUS_ADDRESS="unix:path=$XDG_RUNTIME_DIR/bus"
+fail() {
+  { echo "$1"; for log in pipewire wireplumber pipewire-pulse; do echo "--- $log.log"; tail -n 5 "$out/$log.log"; done; } \
+    > "$out/setup-error.txt"
+  exit 3
+}
+# Each daemon once the one it connects to listens: a client started before the PipeWire
+# socket exists gives up at once, and on a loaded machine (CI) pipewire-pulse did so,
+# leaving pactl nothing to connect to. pipewire-pulse is started again if it gave up all
+# the same, for up to 30 s in all.
 pipewire > "$out/pipewire.log" 2>&1 &
+for _ in $(seq 300); do [ -S "$XDG_RUNTIME_DIR/pipewire-0" ] && break; sleep 0.1; done
+[ -S "$XDG_RUNTIME_DIR/pipewire-0" ] || fail "pipewire did not start"
 wireplumber > "$out/wireplumber.log" 2>&1 &
-pipewire-pulse > "$out/pipewire-pulse.log" 2>&1 &
-for _ in $(seq 100); do pactl info > /dev/null 2>&1 && break; sleep 0.1; done
-pactl load-module module-null-sink sink_name=spk > /dev/null || { echo "no null sink" > "$out/setup-error.txt"; exit 3; }
+pulse_pid=
+for _ in $(seq 300); do
+  pactl info > /dev/null 2>&1 && break
+  if [ -z "$pulse_pid" ] || ! kill -0 "$pulse_pid" 2>/dev/null; then
+    pipewire-pulse >> "$out/pipewire-pulse.log" 2>&1 &
+    pulse_pid=$!
+  fi
+  sleep 0.1
+done
+pactl info > /dev/null 2>&1 || fail "pipewire-pulse did not answer in 30 s"
+pactl load-module module-null-sink sink_name=spk > /dev/null || fail "no null sink"
 for _ in $(seq 100); do pactl list short sources 2>/dev/null | grep -q spk.monitor && break; sleep 0.1; done
 pactl set-default-source spk.monitor
 python3 -c 'import math, struct, sys, wave
