@@ -1,26 +1,6 @@
 import Compositor
 import Testing
 
-/// A solid-colour I420 picture.
-func solid(_ size: Size, y: UInt8, u: UInt8, v: UInt8) -> I420Buffer {
-    let b = I420Buffer(size: size)
-    b.view.fill(y: y, u: u, v: v)
-    return b
-}
-
-/// Composes a flat main picture (Y 50, U 60, V 70) and a flat inset (200, 210, 220) with the
-/// default layout in `corner`; returns the frame and the inset rect.
-func composeFlat(corner: Corner, main: Size, inset: Size) throws -> (I420Buffer, Rect) {
-    let layout = PiPLayout(corner: corner)
-    let compositor = try PiPCompositor(layout: layout)
-    let out = I420Buffer(size: layout.canvas)
-    let m = solid(main, y: 50, u: 60, v: 70)
-    let i = solid(inset, y: 200, u: 210, v: 220)
-    compositor.compose(main: SourcePicture(image: m.view, matrix: .bt709),
-                       inset: SourcePicture(image: i.view, matrix: .bt709), into: out.view)
-    return (out, layout.insetRect)
-}
-
 @Suite struct LayoutTests {
     // The product's layout: 1920x1080, inset 160x213, 16 px from the edges.
     static let expected: [(Corner, Rect)] = [
@@ -82,34 +62,5 @@ func composeFlat(corner: Corner, main: Size, inset: Size) throws -> (I420Buffer,
         #expect(Size(parsing: "160") == nil)
         #expect(Size(parsing: "0x10") == nil)
         #expect(Size(parsing: "axb") == nil)
-    }
-}
-
-@Suite struct CropTests {
-    static let sizes: [(Int, Int)] = [(641, 479), (1, 1), (4096, 2160), (1920, 1080), (1280, 720), (640, 480),
-                                      (360, 640), (2, 1), (1, 1000), (3840, 2160), (160, 213), (7, 3)]
-    static let targets: [(Int, Int)] = [(1920, 1080), (160, 213), (1, 1), (100, 3)]
-
-    @Test(arguments: sizes)
-    func aspectFillIsCentredInsideAndHasTheTargetAspect(w: Int, h: Int) {
-        for (tw, th) in Self.targets {
-            let c = CropRect.aspectFill(source: Size(width: w, height: h), target: Size(width: tw, height: th))
-            #expect(c.x >= 0 && c.y >= 0)
-            #expect(c.x + c.width <= Double(w) + 1e-9 && c.y + c.height <= Double(h) + 1e-9)
-            // Centred: equal margins on both sides.
-            #expect(abs(c.x * 2 + c.width - Double(w)) < 1e-9 && abs(c.y * 2 + c.height - Double(h)) < 1e-9)
-            // Target aspect, and one side uses the whole source (as large as possible).
-            #expect(abs(c.width * Double(th) - c.height * Double(tw)) < 1e-6 * Double(max(w, h) * max(tw, th)))
-            #expect(c.width == Double(w) || c.height == Double(h))
-        }
-    }
-
-    @Test func knownCrops() {
-        // 4:3 into the 160x213 inset: full height, width 480*160/213.
-        let c = CropRect.aspectFill(source: Size(width: 640, height: 480), target: Size(width: 160, height: 213))
-        #expect(c.height == 480 && abs(c.width - 360.5633802816901) < 1e-9)
-        // 4K DCI into 1080p: full height, 3840 wide, 128 cut from each side.
-        let d = CropRect.aspectFill(source: Size(width: 4096, height: 2160), target: Size(width: 1920, height: 1080))
-        #expect(d == CropRect(x: 128, y: 0, width: 3840, height: 2160))
     }
 }

@@ -1,41 +1,6 @@
 import Foundation
 import Testing
 
-/// Makes a short synthetic clip with the ffmpeg CLI for a test.
-func makeClip(_ path: String, _ arguments: [String]) throws {
-    let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-y"] + arguments + [path])
-    guard r.status == 0 else { throw ProbeError(message: "ffmpeg could not make \(path): \(r.stderr)") }
-}
-
-func meanRGB(_ rgb: [UInt8], width: Int, x: Int, y: Int, w: Int, h: Int) -> (Int, Int, Int) {
-    var s = (0, 0, 0)
-    for yy in y..<(y + h) {
-        for xx in x..<(x + w) {
-            let i = (yy * width + xx) * 3
-            s.0 += Int(rgb[i]); s.1 += Int(rgb[i + 1]); s.2 += Int(rgb[i + 2])
-        }
-    }
-    return (s.0 / (w * h), s.1 / (w * h), s.2 / (w * h))
-}
-
-/// Zero crossings per second of one channel: twice the frequency of a pure tone.
-func dominantFrequency(_ stereo: [Float], channel: Int, from: Int, count: Int) -> Double {
-    var crossings = 0
-    var previous = stereo[from * 2 + channel]
-    for i in (from + 1)..<(from + count) {
-        let s = stereo[i * 2 + channel]
-        if (previous < 0) != (s < 0) { crossings += 1 }
-        previous = s
-    }
-    return Double(crossings) / 2 / (Double(count) / 48000)
-}
-
-func rms(_ stereo: [Float], channel: Int, from: Int, count: Int) -> Double {
-    var sum = 0.0
-    for i in from..<(from + count) { sum += Double(stereo[i * 2 + channel]) * Double(stereo[i * 2 + channel]) }
-    return (sum / Double(count)).squareRoot()
-}
-
 @Suite(.serialized) struct ContentTests {
     /// Colours shot in BT.601 (SD, most webcams) must look the same after going into our BT.709
     /// file, in the inset and full-frame alike: ffmpeg decodes the result by its BT.709 tags.

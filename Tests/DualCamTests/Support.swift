@@ -1,3 +1,5 @@
+import MediaIO
+@testable import Pipeline
 import Foundation
 import Testing
 
@@ -321,3 +323,51 @@ enum Reference {
 /// mismatch; 15 dB is the ceiling for "shows the other picture".
 let samePicture = 25.0
 let otherPicture = 15.0
+
+/// A small seeded generator, so the simulations are the same every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Makes a short synthetic clip with the ffmpeg CLI for a test.
+func makeClip(_ path: String, _ arguments: [String]) throws {
+    let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-y"] + arguments + [path])
+    guard r.status == 0 else { throw ProbeError(message: "ffmpeg could not make \(path): \(r.stderr)") }
+}
+
+func meanRGB(_ rgb: [UInt8], width: Int, x: Int, y: Int, w: Int, h: Int) -> (Int, Int, Int) {
+    var s = (0, 0, 0)
+    for yy in y..<(y + h) {
+        for xx in x..<(x + w) {
+            let i = (yy * width + xx) * 3
+            s.0 += Int(rgb[i]); s.1 += Int(rgb[i + 1]); s.2 += Int(rgb[i + 2])
+        }
+    }
+    return (s.0 / (w * h), s.1 / (w * h), s.2 / (w * h))
+}
+
+/// Zero crossings per second of one channel: twice the frequency of a pure tone.
+func dominantFrequency(_ stereo: [Float], channel: Int, from: Int, count: Int) -> Double {
+    var crossings = 0
+    var previous = stereo[from * 2 + channel]
+    for i in (from + 1)..<(from + count) {
+        let s = stereo[i * 2 + channel]
+        if (previous < 0) != (s < 0) { crossings += 1 }
+        previous = s
+    }
+    return Double(crossings) / 2 / (Double(count) / 48000)
+}
+
+func rms(_ stereo: [Float], channel: Int, from: Int, count: Int) -> Double {
+    var sum = 0.0
+    for i in from..<(from + count) { sum += Double(stereo[i * 2 + channel]) * Double(stereo[i * 2 + channel]) }
+    return (sum / Double(count)).squareRoot()
+}

@@ -3,43 +3,6 @@ import MediaIO
 @testable import Pipeline
 import Testing
 
-/// The pure timing pieces of record and compose, driven with made-up timestamps.
-@Suite struct SlotClockTests {
-    @Test func aSteadyCameraFillsOneSlotPerPicture() {
-        var clock = SlotClock(fps: 30, duration: 1)
-        for n in 0..<30 {
-            let (repeats, shows) = clock.due(pictureAt: 100 + Double(n) / 30 + 0.002)
-            #expect(repeats == 0 && shows == 1, "picture \(n)")
-        }
-        #expect(clock.isComplete && clock.next == 30)
-        #expect(clock.due(pictureAt: 101.01) == (0, 0))
-    }
-
-    @Test func aMissedPictureRepeatsTheOneBeforeIt() {
-        var clock = SlotClock(fps: 30, duration: nil)
-        _ = clock.due(pictureAt: 10)
-        _ = clock.due(pictureAt: 10 + 1.0 / 30)
-        // Pictures 2 and 3 never came; 4 arrives on time.
-        let (repeats, shows) = clock.due(pictureAt: 10 + 4.0 / 30)
-        #expect(repeats == 2 && shows == 1)
-        #expect(clock.next == 5)
-    }
-
-    @Test func aFastCameraLeavesPicturesUnused() {
-        var clock = SlotClock(fps: 30, duration: nil)
-        var used = 0
-        for n in 0..<60 { used += clock.due(pictureAt: Double(n) / 60).shows }
-        #expect((29...31).contains(used), "\(used) of 60 pictures at 60 fps used for 1 s at 30 fps")
-    }
-
-    @Test func absurdDurationsSaturateInsteadOfTrapping() {
-        #expect(SlotClock(fps: 30, duration: 1e18).limit == Int.max)
-        #expect(SlotClock(fps: 30, duration: .infinity).limit == Int.max)
-        #expect(SlotClock(fps: 30, duration: .nan).limit == 1)
-        #expect(clampedInt(-1e300) == Int.min && clampedInt(.nan) == 0 && clampedInt(41.9) == 41)
-    }
-}
-
 @Suite struct DriftCorrectorTests {
     /// A device whose clock runs `ppm` fast or slow, stamped with a few ms of jitter (as
     /// snd-aloop's 4 ms jiffies give), over `seconds`: how far the placed samples end from
@@ -159,52 +122,5 @@ import Testing
         DriftCorrector.stretch(source, count: 5, into: &shorter, length: 3)
         #expect(longer == [0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4])
         #expect(shorter == [0, 2, 4])
-    }
-}
-
-@Suite struct SourceTimelineTests {
-    @Test func startOffsetsAreMeasuredFromTheFirstVideoFrame() {
-        let t = SourceTimeline()
-        var video = SourceTimeline.Cursor(), audio = SourceTimeline.Cursor()
-        t.setOrigin(1.4)
-        #expect(t.place(1.4, duration: 0.04, cursor: &video) == 0)
-        #expect(abs(t.place(1.38, duration: 0.021, cursor: &audio) + 0.02) < 1e-9)
-    }
-
-    @Test func aResetFollowsOnAndBothStreamsShareTheOffset() {
-        let t = SourceTimeline()
-        var video = SourceTimeline.Cursor(), audio = SourceTimeline.Cursor()
-        t.setOrigin(1.4)
-        for i in 0..<50 { _ = t.place(1.4 + Double(i) * 0.04, duration: 0.04, cursor: &video) }  // to 3.4 s
-        for i in 0..<94 { _ = t.place(1.39 + Double(i) * 0.02133, duration: 0.02133, cursor: &audio) }
-        // Both go back to 1.4 s (video) and 1.39 s (audio): the second segment follows the first.
-        let v = t.place(1.4, duration: 0.04, cursor: &video)
-        let a = t.place(1.39, duration: 0.02133, cursor: &audio)
-        #expect(abs(v - 2.0) < 1e-9, "\(v)")
-        #expect(abs((v - a) - 0.01) < 1e-9, "audio keeps its 10 ms lead in the new segment: \(v - a)")
-    }
-
-    @Test func smallStepsAreNotJumps() {
-        let t = SourceTimeline()
-        var c = SourceTimeline.Cursor()
-        t.setOrigin(0)
-        _ = t.place(0, duration: 0.04, cursor: &c)
-        #expect(t.place(0.5, duration: 0.04, cursor: &c) == 0.5)   // a 0.46 s pause stays a pause
-        #expect(t.place(0.49, duration: 0.04, cursor: &c) == 0.49) // a small step back is no reset
-        let leap = t.place(7200, duration: 0.04, cursor: &c)
-        #expect(abs(leap - 0.54) < 1e-9, "\(leap)")
-    }
-}
-
-/// A small seeded generator, so the simulations are the same every run.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,0 +1,71 @@
+import Foundation
+@testable import Compositor
+import Testing
+
+@Suite struct CameraFormatTests {
+    @Test(arguments: [CameraFormats.Packed422.yuyv, .uyvy],
+          [(640, 360), (1280, 720), (32, 2), (34, 3), (16, 1), (1920, 1080), (48, 17)])
+    func packed422SIMDMatchesScalar(order: CameraFormats.Packed422, size: (w: Int, h: Int)) {
+        let (w, h) = size
+        let stride = 2 * w + 8
+        var rng = SplitMix64(state: UInt64(w * h))
+        let src = (0..<(stride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let a = I420Buffer(size: Size(width: w, height: h)), b = I420Buffer(size: Size(width: w, height: h))
+        if order == .yuyv {
+            CameraFormats.yuyvScalar(src, stride: stride, into: a.view)
+            CameraFormats.yuyvSIMD(src, stride: stride, into: b.view)
+        } else {
+            CameraFormats.uyvyScalar(src, stride: stride, into: a.view)
+            CameraFormats.uyvySIMD(src, stride: stride, into: b.view)
+        }
+        for (p, q) in zip(a.view.planes, b.view.planes) {
+            #expect((0..<p.height).allSatisfy { y in (0..<p.width).allSatisfy { p[$0, y] == q[$0, y] } })
+        }
+        // Spot-check the layout: Y0 U0 Y1 V0, or U0 Y0 V0 Y1.
+        let (luma1, u0, v0) = order == .yuyv ? (2, 1, 3) : (3, 0, 2)
+        let below = h > 1 ? stride : 0
+        #expect(a.view.y[1, 0] == src[luma1])
+        #expect(a.view.u[0, 0] == UInt8((Int(src[u0]) + Int(src[below + u0]) + 1) >> 1))
+        #expect(a.view.v[0, 0] == UInt8((Int(src[v0]) + Int(src[below + v0]) + 1) >> 1))
+    }
+
+    /// Unpacking and re-encoding in one pass, whole and in the two halves two threads
+    /// convert, against unpacking and then converting one pixel at a time. The widths
+    /// include ones no multiple of 32 (a scalar tail) and ones the fused path refuses.
+    @Test(arguments: [CameraFormats.Packed422.yuyv, .uyvy],
+          [(1920, 1080), (1280, 720), (640, 481), (32, 2), (34, 3), (96, 1), (30, 7), (1922, 5)])
+    func packed422ConvertingMatchesTheTwoPasses(order: CameraFormats.Packed422, size: (w: Int, h: Int)) {
+        let (w, h) = size
+        let stride = 2 * w + 24
+        var rng = SplitMix64(state: UInt64(w * 3 + h))
+        let src = (0..<(stride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        for from in [YCbCrMatrix.bt601, .bt2020] {
+            let conversion = ColorConversion(from: from, to: .bt709)!
+            let size = Size(width: w, height: h)
+            let reference = I420Buffer(size: size), whole = I420Buffer(size: size), halves = I420Buffer(size: size)
+            CameraFormats.packed422Scalar(src, stride: stride, order: order, into: reference.view, converting: conversion)
+            CameraFormats.packed422SIMD(src, stride: stride, order: order, into: whole.view, converting: conversion)
+            let rows = halves.view.u.height, split = rows / 3
+            CameraFormats.packed422SIMD(src, stride: stride, order: order, into: halves.view, converting: conversion,
+                                        chromaRows: split..<rows)
+            CameraFormats.packed422SIMD(src, stride: stride, order: order, into: halves.view, converting: conversion,
+                                        chromaRows: 0..<split)
+            #expect(differingSamples(reference, whole, halves) == 0, "\(from) \(w)x\(h)")
+        }
+    }
+
+    @Test(arguments: [(640, 360), (1280, 720), (32, 2), (34, 3), (1920, 1080)])
+    func nv12SIMDMatchesScalar(w: Int, h: Int) {
+        let cw = (w + 1) / 2, ch = (h + 1) / 2
+        var rng = SplitMix64(state: UInt64(w + h))
+        let luma = (0..<(w * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let chroma = (0..<(2 * cw * ch)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let a = I420Buffer(size: Size(width: w, height: h)), b = I420Buffer(size: Size(width: w, height: h))
+        CameraFormats.nv12Scalar(luma: luma, lumaStride: w, chroma: chroma, chromaStride: 2 * cw, into: a.view)
+        CameraFormats.nv12SIMD(luma: luma, lumaStride: w, chroma: chroma, chromaStride: 2 * cw, into: b.view)
+        for (p, q) in zip(a.view.planes, b.view.planes) {
+            #expect((0..<p.height).allSatisfy { y in (0..<p.width).allSatisfy { p[$0, y] == q[$0, y] } })
+        }
+        #expect(a.view.v[0, 0] == chroma[1])
+    }
+}

@@ -1,0 +1,47 @@
+import Compositor
+import Foundation
+import MediaIO
+@testable import Pipeline
+import Testing
+
+@Suite struct SourceRoleTests {
+    @Test func aCameraThatComesBackTakesItsRoleBack() {
+        let back = FakeSource(name: "back"), front = FakeSource(name: "front")
+        back.arrive(); front.arrive()
+        let set = SourceSet([back, front])
+        var events: [String] = []
+        #expect(set.update(at: 1, event: { events.append($0) }))
+        #expect(set.driver === back && set.other === front)
+        // The back camera is unplugged: the front goes full frame.
+        back.go(.away("No such device"))
+        #expect(set.update(at: 3, event: { events.append($0) }))
+        #expect(set.driver === front && set.other == nil)
+        // Plugged back in: its first frame puts it back full frame, the front in the inset.
+        back.arrive()
+        #expect(set.update(at: 5, event: { events.append($0) }))
+        #expect(set.driver === back && set.other === front)
+        #expect(events == ["at 3.00 s back lost (No such device): front goes on alone, full frame",
+                           "at 5.00 s back is back: full frame again"], "\(events)")
+    }
+
+    @Test func aSourceGoneForGoodIsStoppedAndTheLastOneEndsTheRecording() {
+        let back = FakeSource(name: "back"), front = FakeSource(name: "front")
+        back.arrive(); front.arrive()
+        let set = SourceSet([back, front])
+        var events: [String] = []
+        front.go(.lost("the file ended"))
+        #expect(set.update(at: 2, event: { events.append($0) }))
+        #expect(set.driver === back && set.other == nil && front.stopping)
+        // The only camera left is away: the recording waits for it.
+        back.go(.away("No such device"))
+        #expect(set.update(at: 3, event: { events.append($0) }))
+        #expect(events.last == "at 3.00 s back lost (No such device): waiting for a camera to come back")
+        // A camera that cannot come back ends it.
+        let only = FakeSource(name: "only")
+        only.arrive()
+        let alone = SourceSet([only])
+        only.go(.lost("Input/output error"))
+        #expect(!alone.update(at: 4, event: { events.append($0) }))
+        #expect(events.last == "at 4.00 s only lost (Input/output error): no camera left, finishing the file")
+    }
+}
