@@ -14,12 +14,12 @@ import Glibc
 /// then the take is written beside it under a hidden name, renamed over OUT as soon as a
 /// fragment with a frame is in it (`claimIfReady`). The take's file carries an advisory lock
 /// (`RecordingLock`) for as long as the recording runs.
-final class RecordingFile: Sink {
+final class RecordingFile: EncodedMovSink {
     static let fragmentSeconds = 0.5
 
     let path: String
-    private let encoders: OutputEncoders
-    private let writer: MovWriter
+    let encoders: OutputEncoders
+    let writer: MovWriter
     /// Where the take is written while it cannot replace OUT yet; nil once it is at OUT.
     private(set) var pending: String?
     /// The open descriptor that holds the lock.
@@ -116,14 +116,8 @@ final class RecordingFile: Sink {
         if isAtItsName { unlink(pending ?? path) }
     }
 
-    /// After a clean stop: the encoders' last frames and the trailer (the last fragment).
-    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try encoders.encode(frame, index: index, into: writer) }
-    func write(sound: SampleQueue, final: Bool) throws(MediaError) { try encoders.encode(from: sound, final: final, into: writer) }
-    var soundSamplesWritten: Int64 { encoders.soundSamplesSent }
-    func finishWriting() throws(MediaError) {
-        try encoders.drain(into: writer)
-        try writer.finish()
-    }
+    /// After a clean stop: the file is complete as a fragmented one; `finalize` makes it regular.
+    func finishWriting() throws(MediaError) { try writeTheRestAndTrailer() }
 
     /// After `finishWriting`: the regular file in OUT's place.
     func finalize() throws(MediaError) -> MovFinalizer.Result {

@@ -14,3 +14,22 @@ package protocol Sink: AnyObject {
     /// No more frames or sound: what is buffered is written and the output closed.
     func finishWriting() throws(MediaError)
 }
+
+/// The two files we write encode the same way: frames and sound through `encoders` into
+/// `writer`; they differ in where the file is and what happens once it is complete.
+protocol EncodedMovSink: Sink {
+    var encoders: OutputEncoders { get }
+    var writer: MovWriter { get }
+}
+
+extension EncodedMovSink {
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try encoders.encode(frame, index: index, into: writer) }
+    func write(sound: SampleQueue, final: Bool) throws(MediaError) { try encoders.encode(from: sound, final: final, into: writer) }
+    var soundSamplesWritten: Int64 { encoders.soundSamplesSent }
+
+    /// The encoders' last frames, then the file's index or last fragment.
+    func writeTheRestAndTrailer() throws(MediaError) {
+        try encoders.drain(into: writer)
+        try writer.finish()
+    }
+}
