@@ -85,7 +85,7 @@ public struct LatencyBench {
     public func mismatchedBytes(_ c: Case) throws -> Int {
         let back = Self.noise(c.back, seed: 1), front = Self.noise(c.front, seed: 2)
         let inPlace = !c.swapped && c.back == layout.canvas
-        let outputs = try withExtendedLifetime((back, front)) { try PiPCompositor.Kernels.allCases.map { kernels in
+        let outputs = try withExtendedLifetime((back, front)) { try KernelVariant.allCases.map { kernels in
             let compositor = try PiPCompositor(layout: layout, kernels: kernels, threads: threads)
             let main = I420Buffer(size: c.back)
             main.view.copy(from: back.view)
@@ -152,7 +152,7 @@ public struct LatencyBench {
         }
     }
 
-    private func measure(_ c: Case, layout: PiPLayout, kernels: PiPCompositor.Kernels, frames: Int) throws -> Stats {
+    private func measure(_ c: Case, layout: PiPLayout, kernels: KernelVariant, frames: Int) throws -> Stats {
         let compositor = try PiPCompositor(layout: layout, kernels: kernels, threads: threads)
         let backs = ring(c.back), fronts = ring(c.front)
         // Composing in place: the 1080p back frame is the output, only the inset is written.

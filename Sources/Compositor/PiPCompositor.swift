@@ -8,6 +8,12 @@ public struct SourcePicture: @unchecked Sendable {
     }
 }
 
+/// Which implementation of the kernels runs: the product uses `simd`; `scalar` is the
+/// reference, kept selectable so tests compare them and benchmarks time both.
+public enum KernelVariant: String, Sendable, CaseIterable {
+    case simd, scalar
+}
+
 /// Composes the picture-in-picture frame: the main picture aspect-filled over the whole
 /// canvas, the inset picture aspect-filled into the inset rectangle, both re-encoded to the
 /// output matrix (BT.709). Scale plans are built on first sight of a source size and reused,
@@ -21,12 +27,7 @@ public final class PiPCompositor: @unchecked Sendable {
     public static let outputMatrix: YCbCrMatrix = .bt709
     public var outputMatrix: YCbCrMatrix { Self.outputMatrix }
 
-    /// Which implementation of the kernels runs: the product uses `simd`; `scalar` is the
-    /// reference, kept selectable so benchmarks can time both.
-    public enum Kernels: String, Sendable, CaseIterable {
-        case simd, scalar
-    }
-    public let kernels: Kernels
+    public let kernels: KernelVariant
 
     private struct PlanKey: Hashable {
         var source: Size
@@ -52,7 +53,7 @@ public final class PiPCompositor: @unchecked Sendable {
         func run(half: Int) { compositor.placeRows(picture!, in: rect, of: output!, plan: plan!, half: half) }
     }
 
-    public init(layout: PiPLayout, kernels: Kernels = .simd, threads: Int = 1) throws(PiPLayout.Problem) {
+    public init(layout: PiPLayout, kernels: KernelVariant = .simd, threads: Int = 1) throws(PiPLayout.Problem) {
         try layout.validate()
         self.layout = layout
         self.kernels = kernels
@@ -147,8 +148,8 @@ public final class PiPCompositor: @unchecked Sendable {
     private func copy(_ source: PlaneView, rows: Range<Int>, into destination: PlaneView) {
         for y in rows {
             switch kernels {
-            case .simd: Compositor.Kernels.copySIMD(source.row(y), destination.row(y), count: source.width)
-            case .scalar: Compositor.Kernels.copyScalar(source.row(y), destination.row(y), count: source.width)
+            case .simd: Kernels.copySIMD(source.row(y), destination.row(y), count: source.width)
+            case .scalar: Kernels.copyScalar(source.row(y), destination.row(y), count: source.width)
             }
         }
     }

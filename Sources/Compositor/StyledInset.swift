@@ -86,14 +86,14 @@ final class StyledInset {
     }
 
     /// The shadow on the main picture (before the inset is laid over it).
-    func drawShadow(on output: I420View, kernels: PiPCompositor.Kernels) {
+    func drawShadow(on output: I420View, kernels: KernelVariant) {
         guard let shadow else { return }
         blend(constant: InsetStyle.shadowLuma, chroma: InsetStyle.neutralChroma, through: shadow, on: output, kernels,
               skipping: (hiddenLuma, hiddenChroma))
     }
 
     /// After the inset has been scaled into `scratch`: the border, then the picture.
-    func drawInset(on output: I420View, kernels: PiPCompositor.Kernels) {
+    func drawInset(on output: I420View, kernels: KernelVariant) {
         if let border {
             blend(constant: InsetStyle.borderLuma, chroma: InsetStyle.neutralChroma, through: border, on: output, kernels)
         }
@@ -104,7 +104,7 @@ final class StyledInset {
         blend(source.v.region(chromaSource), through: picture.chroma, into: output.v.region(picture.chromaArea), kernels)
     }
 
-    private func blend(_ top: PlaneView, through mask: [UInt8], into plane: PlaneView, _ kernels: PiPCompositor.Kernels) {
+    private func blend(_ top: PlaneView, through mask: [UInt8], into plane: PlaneView, _ kernels: KernelVariant) {
         mask.withUnsafeBufferPointer { m in
             for y in 0..<plane.height {
                 let maskRow = m.baseAddress! + y * plane.width
@@ -119,14 +119,14 @@ final class StyledInset {
     /// `skipping`: per row, columns left as they are on the product path (the scalar
     /// reference blends every column).
     private func blend(constant luma: UInt8, chroma: UInt8, through mask: Mask, on output: I420View,
-                       _ kernels: PiPCompositor.Kernels, skipping: ([Range<Int>], [Range<Int>])? = nil) {
+                       _ kernels: KernelVariant, skipping: ([Range<Int>], [Range<Int>])? = nil) {
         blend(constant: luma, through: mask.luma, into: output.y.region(mask.area), kernels, skipping: skipping?.0)
         blend(constant: chroma, through: mask.chroma, into: output.u.region(mask.chromaArea), kernels, skipping: skipping?.1)
         blend(constant: chroma, through: mask.chroma, into: output.v.region(mask.chromaArea), kernels, skipping: skipping?.1)
     }
 
     private func blend(constant value: UInt8, through mask: [UInt8], into plane: PlaneView,
-                       _ kernels: PiPCompositor.Kernels, skipping hidden: [Range<Int>]?) {
+                       _ kernels: KernelVariant, skipping hidden: [Range<Int>]?) {
         mask.withUnsafeBufferPointer { m in
             for y in 0..<plane.height {
                 let maskRow = m.baseAddress! + y * plane.width, row = plane.row(y)

@@ -17,7 +17,7 @@ import Testing
         let main = randomPicture(Size(width: mw, height: mh), seed: UInt64(mw + mh))
         let inset = randomPicture(Size(width: iw, height: ih), seed: UInt64(iw * ih))
         var outputs: [I420Buffer] = []
-        for (kernels, threads) in [(PiPCompositor.Kernels.scalar, 1), (.simd, 1), (.simd, 2)] {
+        for (kernels, threads) in [(KernelVariant.scalar, 1), (.simd, 1), (.simd, 2)] {
             let c = try PiPCompositor(layout: layout, kernels: kernels, threads: threads)
             let out = I420Buffer(size: layout.canvas)
             out.view.fill(y: 1, u: 2, v: 3)

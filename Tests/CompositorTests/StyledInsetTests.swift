@@ -35,7 +35,7 @@ import Testing
         let main = randomPicture(Size(width: 1280, height: 720), seed: 7)
         let inset = randomPicture(Size(width: 3840, height: 2160), seed: 8)
         var outputs: [I420Buffer] = []
-        for (kernels, threads) in [(PiPCompositor.Kernels.scalar, 1), (.simd, 2)] {
+        for (kernels, threads) in [(KernelVariant.scalar, 1), (.simd, 2)] {
             let c = try PiPCompositor(layout: layout, kernels: kernels, threads: threads)
             let out = I420Buffer(size: layout.canvas)
             for _ in 0..<2 {

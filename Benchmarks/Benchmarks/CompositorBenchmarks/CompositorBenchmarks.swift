@@ -32,7 +32,7 @@ let benchmarks: @Sendable () -> Void = {
         Layout(name: "pip-4k", main: Size(width: 3840, height: 2160), inset: Size(width: 1280, height: 720), insetMatrix: .bt709, inPlace: false),
     ]
     for layout in layouts {
-        for (kernels, threads) in [(PiPCompositor.Kernels.simd, 1), (.simd, 2), (.scalar, 1)] {
+        for (kernels, threads) in [(KernelVariant.simd, 1), (.simd, 2), (.scalar, 1)] {
             Benchmark("layout \(layout.name) \(kernels.rawValue) \(threads)t") { benchmark in
                 let c = try PiPCompositor(layout: PiPLayout(), kernels: kernels, threads: threads)
                 let main = picture(layout.main.width, layout.main.height), inset = picture(layout.inset.width, layout.inset.height)
