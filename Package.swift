@@ -56,6 +56,12 @@ let package = Package(
             pkgConfig: "libjpeg",
             providers: [.apt(["libjpeg62-turbo-dev"])]
         ),
+        // Callgrind's client requests, for `dualcam bench --instructions` (header only: the
+        // macros do nothing outside valgrind).
+        .systemLibrary(
+            name: "CValgrind",
+            providers: [.apt(["valgrind"])]
+        ),
         .systemLibrary(
             name: "CALSA",
             pkgConfig: "alsa",
@@ -73,7 +79,7 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor", "CV4L2"], swiftSettings: strict),
         // The benchmark harness (`dualcam bench`): the product's paths timed beside their
         // floors and libswscale / libjpeg-turbo references. Nothing in the product uses it.
-        .target(name: "Benchmarking", dependencies: ["Pipeline", "MediaIO", "Compositor", "CFFmpeg", "CJPEG"], swiftSettings: strict),
+        .target(name: "Benchmarking", dependencies: ["Pipeline", "MediaIO", "Compositor", "CFFmpeg", "CJPEG", "CValgrind"], swiftSettings: strict),
         // The preview window (SDL2): shows what Pipeline composes, on its own thread.
         .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "MediaIO", "Compositor"], swiftSettings: strict),
         .executableTarget(

@@ -24,6 +24,8 @@ packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
           libv4l-dev libasound2-dev libsdl2-dev libjpeg62-turbo-dev ffmpeg
           # The HDR tests build their reference on an AVX-512 host as a Haswell (zimg#190).
           qemu-user
+          # Callgrind's client-request header, which the benchmark harness is built with.
+          valgrind
           # What the Swift toolchain itself links and imports with.
           binutils gcc g++ libc6-dev git libcurl4-openssl-dev libxml2-dev libedit-dev
           libsqlite3-dev libncurses-dev zlib1g-dev python3 ca-certificates)

@@ -2,7 +2,8 @@
 # Installs what DualCam needs on Debian 12 (as root): FFmpeg's development libraries for
 # building, libv4l2 and ALSA for cameras, and the ffmpeg/ffprobe tools and GStreamer
 # (qtdemux) the tests check our output with, and qemu-user (the benchmarks run the build as
-# a CPU without AVX2), man (CI reads the installed man page), SDL2 (the preview window) and
+# a CPU without AVX2), valgrind (its callgrind counts the benchmarks' instructions; its
+# header is built in), man (CI reads the installed man page), SDL2 (the preview window) and
 # Xvfb with xdotool (its tests), and PipeWire as a desktop has it (the daemon, wireplumber,
 # pipewire-pulse with pactl, and pipewire-alsa, which makes it ALSA's default device: record's
 # default microphone is tested against it). Does nothing that is already there.
@@ -10,7 +11,7 @@ set -euo pipefail
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
           libv4l-dev libasound2-dev libjpeg62-turbo-dev ffmpeg alsa-utils
           gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
-          qemu-user man-db libsdl2-dev xvfb xdotool
+          qemu-user man-db libsdl2-dev xvfb xdotool valgrind
           pipewire pipewire-bin pipewire-alsa wireplumber pipewire-pulse pulseaudio-utils dbus-daemon)
 missing=()
 for p in "${packages[@]}"; do

@@ -74,8 +74,8 @@ public struct LatencyBench {
     public init() {}
 
     public func run(_ c: Case) throws -> Result {
-        let ours = try measure(c, layout: layout, kernels: .simd, frames: frames)
-        let scalar = withScalar ? try measure(c, layout: layout, kernels: .scalar, frames: max(10, frames / 20)) : nil
+        let ours = try measure(c, kernels: .simd, frames: frames)
+        let scalar = withScalar ? try measure(c, kernels: .scalar, frames: max(10, frames / 20)) : nil
         return Result(name: c.name, ours: ours, swscale: try measureSwscale(c, layout: layout), scalar: scalar)
     }
 
@@ -152,22 +152,30 @@ public struct LatencyBench {
         }
     }
 
-    private func measure(_ c: Case, layout: PiPLayout, kernels: KernelVariant, frames: Int) throws -> Stats {
+    /// Frame `n` of case `c`, composed as `run` times it: for timing and for counting
+    /// instructions (`InstructionCount`).
+    public func work(_ c: Case, kernels: KernelVariant = .simd) throws -> (Int) -> Void {
         let compositor = try PiPCompositor(layout: layout, kernels: kernels, threads: threads)
         let backs = ring(c.back), fronts = ring(c.front)
         // Composing in place: the 1080p back frame is the output, only the inset is written.
         let inPlace = !c.swapped && c.back == layout.canvas
         let outputs = inPlace ? [] : (0..<2).map { _ in I420Buffer(size: layout.canvas) }
-        var times = [UInt64](repeating: 0, count: frames)
-        for i in -warmup..<frames {
-            let n = i + warmup
+        return { n in
             let back = backs[n % backs.count].view, front = fronts[n % fronts.count].view
             let output = inPlace ? back : outputs[n % 2].view
             let backPicture = SourcePicture(image: back, matrix: .bt709)
             let frontPicture = SourcePicture(image: front, matrix: c.frontMatrix)
-            let start = DispatchTime.now().uptimeNanoseconds
             compositor.compose(main: c.swapped ? frontPicture : backPicture,
                                inset: c.swapped ? backPicture : frontPicture, into: output)
+        }
+    }
+
+    private func measure(_ c: Case, kernels: KernelVariant, frames: Int) throws -> Stats {
+        let frame = try work(c, kernels: kernels)
+        var times = [UInt64](repeating: 0, count: frames)
+        for i in -warmup..<frames {
+            let start = DispatchTime.now().uptimeNanoseconds
+            frame(i + warmup)
             let end = DispatchTime.now().uptimeNanoseconds
             if i >= 0 { times[i] = end - start }
         }

@@ -24,22 +24,20 @@ public struct PathBench {
         public var back: Size
         public var front: Size
         public var swapped: Bool
-        /// The p99 this product aims for on a 2-core machine, cold sources, in ms.
-        public var targetMs: Double
     }
 
     static let p1080 = Size(width: 1920, height: 1080), p720 = Size(width: 1280, height: 720)
     static let p2160 = Size(width: 3840, height: 2160)
 
     public static let cases: [Case] = [
-        Case(name: "compose-1080p", path: .compose, back: p1080, front: p720, swapped: false, targetMs: 0.3),
-        Case(name: "compose-1080p-swapped", path: .compose, back: p1080, front: p720, swapped: true, targetMs: 1.2),
-        Case(name: "record-yuyv-1080p", path: .recordYUYV, back: p1080, front: p720, swapped: false, targetMs: 0.6),
-        Case(name: "record-yuyv-1080p-swapped", path: .recordYUYV, back: p1080, front: p720, swapped: true, targetMs: 1.2),
-        Case(name: "record-mjpeg-1080p", path: .recordMJPEG, back: p1080, front: p720, swapped: false, targetMs: 8),
-        Case(name: "record-mjpeg-1080p-swapped", path: .recordMJPEG, back: p1080, front: p720, swapped: true, targetMs: 8),
-        Case(name: "pip-4k", path: .compose, back: p2160, front: p720, swapped: false, targetMs: 2.5),
-        Case(name: "pip-4k-swapped", path: .compose, back: p2160, front: p720, swapped: true, targetMs: 2.5),
+        Case(name: "compose-1080p", path: .compose, back: p1080, front: p720, swapped: false),
+        Case(name: "compose-1080p-swapped", path: .compose, back: p1080, front: p720, swapped: true),
+        Case(name: "record-yuyv-1080p", path: .recordYUYV, back: p1080, front: p720, swapped: false),
+        Case(name: "record-yuyv-1080p-swapped", path: .recordYUYV, back: p1080, front: p720, swapped: true),
+        Case(name: "record-mjpeg-1080p", path: .recordMJPEG, back: p1080, front: p720, swapped: false),
+        Case(name: "record-mjpeg-1080p-swapped", path: .recordMJPEG, back: p1080, front: p720, swapped: true),
+        Case(name: "pip-4k", path: .compose, back: p2160, front: p720, swapped: false),
+        Case(name: "pip-4k-swapped", path: .compose, back: p2160, front: p720, swapped: true),
     ]
 
     public struct Result: Sendable {
@@ -52,7 +50,9 @@ public struct PathBench {
         public var otherMs: Double?
         /// Frames of the run composed in place (no copy of the main picture).
         public var composedInPlace: Int
-        public var targetMs: Double
+        /// The least this frame's work can cost here, measured right after it (`floorWork`).
+        public var floor: LatencyBench.Stats
+        public var floorLabel: String
     }
 
     public var frames = 600
@@ -76,17 +76,107 @@ public struct PathBench {
                 LatencyBench.Case(name: c.name, back: c.back, front: c.front, frontMatrix: .bt709, swapped: c.swapped),
                 layout: layout)
             return Result(name: c.name, ours: ours.stats, reference: reference, referenceLabel: "libswscale scaling + copy",
-                          otherMs: nil, composedInPlace: ours.inPlace, targetMs: c.targetMs)
+                          otherMs: nil, composedInPlace: ours.inPlace, floor: try measureFloor(c), floorLabel: Self.floorLabel(c))
         case .recordYUYV:
-            let ours = try measureRecordYUYV(c), reference = try measureRecordYUYVSwscale(c)
+            let ours = try measureRecordYUYV(c)
+            let floor = try measureFloor(c)
+            let reference = try measureRecordYUYVSwscale(c)
             return Result(name: c.name, ours: ours.stats, reference: reference, referenceLabel: "libswscale conversion + scaling + copy",
-                          otherMs: ours.otherMs, composedInPlace: ours.inPlace, targetMs: c.targetMs)
+                          otherMs: ours.otherMs, composedInPlace: ours.inPlace, floor: floor, floorLabel: Self.floorLabel(c))
         case .recordMJPEG:
-            let ours = try measureRecordMJPEG(c, reference: false), reference = try measureRecordMJPEG(c, reference: true)
+            let ours = try measureRecordMJPEG(c, reference: false)
+            let floor = try measureFloor(c)
+            let reference = try measureRecordMJPEG(c, reference: true)
             return Result(name: c.name, ours: ours.stats, reference: reference.stats,
                           referenceLabel: "full-size decoding, libswscale conversion",
-                          otherMs: ours.otherMs, composedInPlace: ours.inPlace, targetMs: c.targetMs)
+                          otherMs: ours.otherMs, composedInPlace: ours.inPlace, floor: floor, floorLabel: Self.floorLabel(c))
         }
+    }
+
+    // MARK: floors
+
+    static func floorLabel(_ c: Case) -> String {
+        c.path == .recordMJPEG ? "libjpeg-turbo decoding the driving camera's JPEG alone"
+            : "the path's reads and writes alone (vector loads, memset)"
+    }
+
+    /// The floor of case `c`: for the raw paths, its memory traffic alone (`TrafficFloor`):
+    /// the crop of each picture it reads (a YUYV camera's as the camera's bytes) and what it
+    /// writes (the inset alone when it composes in place, else the whole frame); for the
+    /// MJPEG paths, libjpeg-turbo decoding the driving camera's JPEGs alone, at the size the
+    /// path decodes them (its role's). Same sizes, same ring of sources as the case.
+    public func floorWork(_ c: Case) throws -> (Int) throws -> Void {
+        let canvas = layout.canvas
+        if c.path == .recordMJPEG {
+            var jpegs = MJPEGBench()
+            jpegs.cameraSize = c.back
+            let ring = BufferRing(copies: try jpegs.jpegs(seed: 1))
+            let shift = c.swapped ? DecodeScale.largestShift(source: c.back, covering: layout.inset) : 0
+            let decoder = try JPEGPlanarDecoder(name: "floor")
+            return { n in
+                guard let picture = try decoder.start(ring[n], shift: shift) else {
+                    throw MediaError.undecodable(path: "floor", reason: "a JPEG libjpeg-turbo's planar path does not take")
+                }
+                try decoder.readAll(picture)
+            }
+        }
+        let traffic = TrafficFloor(threads: threads)
+        let mainSize = c.swapped ? c.front : c.back, insetSize = c.swapped ? c.back : c.front
+        let mainCrop = LatencyBench.wholePixels(mainSize, canvas), insetCrop = LatencyBench.wholePixels(insetSize, layout.inset)
+        let inPlace = c.path == .compose && !c.swapped && c.back == canvas
+        func planes(_ picture: I420View, _ crop: Rect) -> [TrafficFloor.Region] {
+            [TrafficFloor.Region(picture.y, crop), TrafficFloor.Region(picture.u, crop.chroma420),
+             TrafficFloor.Region(picture.v, crop.chroma420)]
+        }
+        // A YUYV camera's crop: two bytes a pixel, the chroma within.
+        func packed(_ buffer: UnsafeRawBufferPointer, _ size: Size, _ crop: Rect) -> [TrafficFloor.Region] {
+            let stride = size.width * 2
+            return [TrafficFloor.Region(base: UnsafeMutablePointer(mutating: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                                            + crop.y * stride + crop.x * 2,
+                                        rowBytes: crop.width * 2, rows: crop.height, stride: stride)]
+        }
+        let canvases = [I420Buffer(size: canvas), I420Buffer(size: canvas)]
+        if c.path == .compose {
+            func ring(_ size: Size) -> [I420Buffer] {
+                (0..<ringCount(bytes: size.width * size.height * 3 / 2)).map { i in
+                    let b = I420Buffer(size: size)
+                    LatencyBench.fillGradient(b.view, seed: i)
+                    return b
+                }
+            }
+            let backs = ring(c.back), fronts = ring(c.front)
+            return { n in
+                let back = backs[n % backs.count].view, front = fronts[n % fronts.count].view
+                let main = c.swapped ? front : back, inset = c.swapped ? back : front
+                let output = inPlace ? back : canvases[n % 2].view
+                traffic.run(reads: (inPlace ? [] : planes(main, mainCrop)) + planes(inset, insetCrop),
+                            writes: inPlace ? planes(output, layout.insetRect) : planes(output, Rect(x: 0, y: 0, width: canvas.width, height: canvas.height)))
+            }
+        }
+        // record-yuyv: the back camera's buffers as DMA leaves them, the front's picture as
+        // its own thread has just made it.
+        let bytes = c.back.width * 2 * c.back.height
+        let ring = BufferRing(count: ringCount(bytes: bytes), bytes: bytes)
+        let front = I420Buffer(size: c.front)
+        return { n in
+            let back = ring[n]
+            let mainReads = c.swapped ? planes(front.view, mainCrop) : packed(back, c.back, mainCrop)
+            let insetReads = c.swapped ? packed(back, c.back, insetCrop) : planes(front.view, insetCrop)
+            traffic.run(reads: mainReads + insetReads,
+                        writes: planes(canvases[n % 2].view, Rect(x: 0, y: 0, width: canvas.width, height: canvas.height)))
+        }
+    }
+
+    private func measureFloor(_ c: Case) throws -> LatencyBench.Stats {
+        let floor = try floorWork(c)
+        var times = [UInt64](repeating: 0, count: frames)
+        for i in -warmup..<frames {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            try floor(i + warmup)
+            let t1 = DispatchTime.now().uptimeNanoseconds
+            if i >= 0 { times[i] = t1 - t0 }
+        }
+        return LatencyBench.Stats(times)
     }
 
     /// How many distinct sources of `bytes` each make the ring: cold, enough to pass 64 MB

@@ -19,7 +19,7 @@ struct Bench: ParsableCommand {
             release build for real figures.
             """)
 
-    @Option(help: "Frames per case.") var frames = 600
+    @Option(help: "Frames per case (default: 600; 10 with --instructions).") var frames: Int?
     @Flag(help: "Print one JSON object instead of a table.") var json = false
     @Option(name: .customLong("budget-ms"), help: "Per-frame latency budget for p99, in milliseconds.")
     var budgetMs = 16.0
@@ -37,6 +37,18 @@ struct Bench: ParsableCommand {
     var mjpeg = false
     @Option(help: "The inset drawn: rounded (corners, shadow: what dualcam draws by default) or plain (a rectangle).")
     var insetStyle: InsetStyleChoice = .rounded
+    @Flag(help: "Count instructions per frame instead of timing (valgrind's callgrind: the same count whatever else the machine runs).")
+    var instructions = false
+    @Option(help: ArgumentHelp("Compare with a saved --json run (the same kind: instructions or times) and exit 1 naming every case that regressed.",
+                               valueName: "FILE"))
+    var baseline: String?
+    @Option(help: ArgumentHelp("How much worse than the baseline a case may be, in per cent (default: 1 for instructions, 25 for times).",
+                               valueName: "PCT"))
+    var tolerance: Double?
+    /// The process `--instructions` starts under callgrind: counts, prints nothing.
+    @Flag(help: .hidden) var counted = false
+
+    var framesPerCase: Int { frames ?? (instructions || counted ? 10 : 600) }
 
     enum InsetStyleChoice: String, CaseIterable {
         case rounded, plain
@@ -49,7 +61,11 @@ struct Bench: ParsableCommand {
 
     func validate() throws {
         guard (1...2).contains(threads) else { throw ValidationError("--threads must be 1 or 2") }
-        guard frames >= 1 else { throw ValidationError("--frames must be at least 1") }
+        guard framesPerCase >= 1 && framesPerCase <= 1_000_000 else { throw ValidationError("--frames must be from 1 to 1000000") }
+        if let tolerance, !(tolerance >= 0 && tolerance <= 1000) { throw ValidationError("--tolerance must be from 0 to 1000 (per cent)") }
+        if (instructions || counted) && (mjpeg || verify || withScalar) {
+            throw ValidationError("--instructions counts the path cases: not with --mjpeg, --verify or --with-scalar")
+        }
         guard budgetMs > 0 else { throw ValidationError("--budget-ms must be positive") }
         if let cases {
             for name in cases.split(separator: ",") where !Self.knownCases.contains(String(name)) {
@@ -67,11 +83,17 @@ struct Bench: ParsableCommand {
         var scalar: LatencyBench.Stats?
         var otherMs: Double?
         var composedInPlace: Int?
-        var targetMs: Double?
+        /// The least the same work costs here, measured beside it (path cases).
+        var floor: LatencyBench.Stats?
+        var floorLabel: String?
+        var ratioToFloor: Double? { floor.map { ours.p50 / $0.p50 } }
     }
 
     func run() throws {
+        if counted { return try countInstructions() }
+        if instructions { return try reportInstructions() }
         if mjpeg { return try runMJPEG() }
+        let frames = framesPerCase
         var kernels = LatencyBench()
         kernels.frames = frames
         kernels.withScalar = withScalar
@@ -94,6 +116,7 @@ struct Bench: ParsableCommand {
             if !exact { throw ExitCode(1) }
             return
         }
+        let gate = try baseline.map { try BaselineGate(path: $0, tolerance: tolerance ?? 25, kind: .times) }
         var paths = PathBench()
         paths.frames = frames
         paths.threads = threads
@@ -105,7 +128,7 @@ struct Bench: ParsableCommand {
                 let r = try paths.run(c)
                 rows.append(Row(name: r.name, ours: r.ours, reference: r.reference, referenceLabel: r.referenceLabel,
                                 otherMs: r.otherMs, composedInPlace: r.composedInPlace,
-                                targetMs: r.targetMs))
+                                floor: r.floor, floorLabel: r.floorLabel))
             } else if let c = LatencyBench.cases.first(where: { $0.name == name }) {
                 let r = try kernels.run(c)
                 rows.append(Row(name: r.name, ours: r.ours, reference: r.swscale, referenceLabel: "libswscale scaling + copy",
@@ -118,7 +141,8 @@ struct Bench: ParsableCommand {
         } else {
             printTable(rows, within: within)
         }
-        if !within { throw ExitCode(1) }
+        let held = try gate?.check(rows.map { ($0.name, ["p50_ms": $0.ours.p50]) }) ?? true
+        if !within || !held { throw ExitCode(1) }
     }
 
     /// Role-sized decoding must save at least this share of the front camera's decode (50 % measured, 44-61 % on a noisier day).
@@ -126,7 +150,7 @@ struct Bench: ParsableCommand {
 
     private func runMJPEG() throws {
         var bench = MJPEGBench()
-        bench.frames = frames
+        bench.frames = framesPerCase
         let r = try bench.run()
         let frontSaving = 1 - r.roleSized.frontDecodeMs / r.fullSize.frontDecodeMs
         let ok = frontSaving >= Self.mjpegFrontSavingFloor
@@ -135,7 +159,7 @@ struct Bench: ParsableCommand {
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(r), as: UTF8.self))
         } else {
-            print("MJPEG path, 1080p back + 1080p front (\(r.jpegBytes / 1000) kB JPEGs), CPU ms per frame (p50 of \(frames)):")
+            print("MJPEG path, 1080p back + 1080p front (\(r.jpegBytes / 1000) kB JPEGs), CPU ms per frame (p50 of \(framesPerCase)):")
             print("front decoded at     back decode  front decode  compose  total")
             for (label, run) in [("full, libswscale", r.reference), ("full size", r.fullSize),
                                  ("1/\(1 << r.roleSized.frontShift) (inset role)", r.roleSized)] {
@@ -163,9 +187,11 @@ struct Bench: ParsableCommand {
             if let s = r.scalar { fields.append("\"scalar_p50_ms\": \(n(s.p50))") }
             if let o = r.otherMs { fields.append("\"other_camera_p50_ms\": \(n(o))") }
             if let k = r.composedInPlace { fields.append("\"composed_in_place\": \(k)") }
-            if let t = r.targetMs {
-                fields.append("\"target_p99_ms\": \(n(t))")
-                fields.append("\"within_target\": \(r.ours.p99 <= t)")
+            if let f = r.floor, let ratio = r.ratioToFloor {
+                fields.append("\"floor_p50_ms\": \(n(f.p50))")
+                fields.append("\"floor_p99_ms\": \(n(f.p99))")
+                fields.append("\"ratio_to_floor\": \(n(ratio))")
+                fields.append("\"floor\": \"\(r.floorLabel ?? "")\"")
             }
             return "{" + fields.joined(separator: ", ") + "}"
         }
@@ -174,22 +200,198 @@ struct Bench: ParsableCommand {
     }
 
     private func printTable(_ rows: [Row], within: Bool) {
-        var header = "case                         p50 ms   p99 ms   max ms | target | libswscale p50   p99 | speedup | other camera"
+        var header = "case                         p50 ms   p99 ms   max ms | floor p50  x floor | libswscale p50   p99 | speedup | other camera"
         if withScalar { header += " | scalar p50" }
         print(header)
         for r in rows {
-            let target = r.targetMs.map { String(format: "%5.1f%@", $0, r.ours.p99 <= $0 ? " " : "!") } ?? "     - "
+            let floor = r.floor.map { String(format: "%9.3f %7.2fx", $0.p50, r.ratioToFloor!) } ?? "        -        -"
             var line = r.name.padding(toLength: max(26, r.name.count), withPad: " ", startingAt: 0)
                 + String(format: " %8.3f %8.3f %8.3f | %@ | %14.3f %7.3f | %6.1fx | ",
-                         r.ours.p50, r.ours.p99, r.ours.max, target, r.reference.p50, r.reference.p99, r.reference.p50 / r.ours.p50)
+                         r.ours.p50, r.ours.p99, r.ours.max, floor, r.reference.p50, r.reference.p99, r.reference.p50 / r.ours.p50)
                 + (r.otherMs.map { String(format: "%8.3f ms", $0) } ?? "")
             if let k = r.composedInPlace, k > 0 { line += k == r.ours.frames ? " in place" : " \(k) in place" }
             if let s = r.scalar { line += String(format: " | %9.3f", s.p50) }
             print(line)
         }
         print(String(format: "budget %.1f ms per frame (p99): %@; %d frames per case, %@ sources, %d thread(s), %@ inset; "
-                     + "targets are p99 on a 2-core machine with cold sources (! = missed)",
+                     + "floor: the same reads and writes alone (MJPEG: libjpeg-turbo decoding alone), measured beside each case",
                      budgetMs, within ? "met" : "EXCEEDED", rows.first?.ours.frames ?? 0, sources.rawValue, threads,
                      insetStyle.rawValue))
+    }
+}
+
+// MARK: instruction counts
+
+extension Bench {
+    /// The cases asked for, in the order given (all by default).
+    var selectedCases: [String] { cases.map { $0.split(separator: ",").map(String.init) } ?? Self.defaultCases }
+
+    /// Under callgrind: each case's per-frame work, counted. One thread composes (a second
+    /// thread's share is the same instructions, and its waits would vary the count), and
+    /// sources are warm (where they come from changes the time, not the instructions).
+    func countInstructions() throws {
+        guard InstructionCount.underValgrind else {
+            throw ValidationError("--counted is what --instructions runs under valgrind; use --instructions")
+        }
+        var paths = PathBench()
+        paths.threads = 1
+        paths.sources = .warm
+        paths.layout.style = insetStyle.style
+        var kernels = LatencyBench()
+        kernels.threads = 1
+        kernels.sources = .warm
+        kernels.layout.style = insetStyle.style
+        for name in selectedCases {
+            if let c = PathBench.cases.first(where: { $0.name == name }) {
+                let work = try paths.work(c)
+                try InstructionCount.count(name: name, frames: framesPerCase, prepare: work.prepare, frame: work.frame,
+                                           countsPrepare: c.path != .compose)
+            } else if let c = LatencyBench.cases.first(where: { $0.name == name }) {
+                let frame = try kernels.work(c)
+                try InstructionCount.count(name: name, frames: framesPerCase, prepare: { _ in }, frame: frame, countsPrepare: false)
+            }
+        }
+    }
+
+    /// Counts every case under callgrind, prints the figures, and holds them against --baseline.
+    func reportInstructions() throws {
+        // A baseline that cannot be used is said before minutes of counting, not after.
+        let gate = try baseline.map { try BaselineGate(path: $0, tolerance: tolerance ?? 1, kind: .instructions) }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let counts: [String: UInt64]
+        do {
+            counts = try InstructionCount.launch(executable: executable, arguments: [
+                "bench", "--counted", "--frames", "\(framesPerCase)", "--cases", selectedCases.joined(separator: ","),
+                "--inset-style", insetStyle.rawValue])
+        } catch {
+            FileHandle.standardError.write(Data("dualcam: bench: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        let frames = Double(framesPerCase)
+        var rows: [(name: String, metrics: [String: Double])] = []
+        for name in selectedCases {
+            guard let total = counts[name] else {
+                FileHandle.standardError.write(Data("dualcam: bench: no count for \(name)\n".utf8))
+                throw ExitCode(1)
+            }
+            var metrics = ["instructions_per_frame": (Double(total) / frames).rounded()]
+            if let other = counts[name + InstructionCount.otherSuffix] {
+                metrics["other_instructions_per_frame"] = (Double(other) / frames).rounded()
+            }
+            rows.append((name, metrics))
+        }
+        if json {
+            let cases = rows.map { row -> String in
+                var fields = ["\"name\": \"\(row.name)\"", "\"frames\": \(framesPerCase)"]
+                for key in row.metrics.keys.sorted() { fields.append("\"\(key)\": \(UInt64(row.metrics[key]!))") }
+                return "{" + fields.joined(separator: ", ") + "}"
+            }
+            print("{\"counter\": \"callgrind\", \"cases\": [" + cases.joined(separator: ", ") + "], "
+                  + "\"inset_style\": \"\(insetStyle.rawValue)\", \"machine\": \"\(Self.machine)\"}")
+        } else {
+            print("case                         instructions/frame   other camera/frame")
+            for row in rows {
+                let other = row.metrics["other_instructions_per_frame"].map { Self.grouped($0) } ?? "-"
+                print(row.name.padding(toLength: 28, withPad: " ", startingAt: 0)
+                      + Self.grouped(row.metrics["instructions_per_frame"]!).leftPadded(to: 19)
+                      + other.leftPadded(to: 21))
+            }
+            print("counted by valgrind's callgrind over \(framesPerCase) frames per case, after 3 uncounted; one thread, warm sources")
+        }
+        let held = try gate?.check(rows) ?? true
+        if !held { throw ExitCode(1) }
+    }
+
+    /// The CPU's model name: libraries that pick their code by CPU (libjpeg-turbo, libswscale)
+    /// may count differently on another.
+    static var machine: String {
+        let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = info.split(separator: "\n").first { $0.hasPrefix("model name") }?.split(separator: ":", maxSplits: 1).last
+        return model.map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\"", with: "") } ?? "unknown"
+    }
+
+    static func grouped(_ value: Double) -> String {
+        let digits = String(UInt64(value))
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return out
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+}
+
+/// `--baseline FILE`: each case's figures against those a saved `--json` run gives it. A
+/// figure more than `tolerance` per cent over its baseline fails the gate; every such case
+/// is named (stderr), so one run tells all that regressed.
+struct BaselineGate {
+    enum Kind { case instructions, times }
+    let path: String
+    let tolerance: Double
+    let kind: Kind
+    let baseline: [String: [String: Double]]
+
+    init(path: String, tolerance: Double, kind: Kind) throws {
+        self.path = path
+        self.tolerance = tolerance
+        self.kind = kind
+        guard let data = FileManager.default.contents(atPath: path),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let cases = object["cases"] as? [[String: Any]]
+        else { Self.fail("\(path): not a saved `dualcam bench --json` run") }
+        let counted = object["counter"] != nil
+        if counted != (kind == .instructions) {
+            Self.fail("\(path) holds \(counted ? "instruction counts" : "times"): compare it with a run "
+                      + (counted ? "with" : "without") + " --instructions")
+        }
+        if counted, let machine = object["machine"] as? String, machine != Bench.machine {
+            FileHandle.standardError.write(Data(("bench: \(path) was counted on \(machine), this is \(Bench.machine): "
+                + "libjpeg-turbo and libswscale pick their code by CPU and may count differently\n").utf8))
+        }
+        var figures: [String: [String: Double]] = [:]
+        for c in cases {
+            guard let name = c["name"] as? String else { continue }
+            figures[name] = c.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+        }
+        baseline = figures
+    }
+
+    static func fail(_ line: String) -> Never {
+        FileHandle.standardError.write(Data("dualcam: bench: \(line)\n".utf8))
+        Foundation.exit(2)
+    }
+
+    /// True when no case regressed.
+    func check(_ rows: [(name: String, metrics: [String: Double])]) throws -> Bool {
+        fflush(nil)  // every output stream: the report first, then the verdict, in a log that takes both
+        var regressed: [String] = [], compared = 0
+        for row in rows {
+            guard let old = baseline[row.name] else {
+                FileHandle.standardError.write(Data("bench: \(row.name): not in \(path), not gated\n".utf8))
+                continue
+            }
+            for (metric, value) in row.metrics.sorted(by: { $0.key < $1.key }) {
+                guard let before = old[metric], before > 0 else { continue }
+                compared += 1
+                let change = (value / before - 1) * 100
+                if change > tolerance {
+                    let unit = kind == .instructions ? Bench.grouped(value) : String(format: "%.3f ms", value)
+                    let was = kind == .instructions ? Bench.grouped(before) : String(format: "%.3f ms", before)
+                    regressed.append(String(format: "%@ %@: %@ against %@ (%+.2f %%)", row.name, metric, unit, was, change))
+                }
+            }
+        }
+        for line in regressed {
+            FileHandle.standardError.write(Data("bench: REGRESSED \(line), over the \(String(format: "%g", tolerance)) % tolerance\n".utf8))
+        }
+        if regressed.isEmpty {
+            FileHandle.standardError.write(Data(
+                "bench: \(compared) figures of \(rows.count) cases within \(String(format: "%g", tolerance)) % of \(path)\n".utf8))
+        }
+        return regressed.isEmpty
     }
 }

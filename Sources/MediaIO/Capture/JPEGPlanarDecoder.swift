@@ -5,9 +5,9 @@ import Compositor
 /// or 4:2:0 as sent), at 1/2^shift by IDCT scaling. Owns the decompressor and the planes,
 /// both kept from frame to frame. Measured on this project's 1080p camera JPEGs, it decodes
 /// in ~70 % of libavcodec's time (Benchmarks/floors.sh prints both).
-final class JPEGPlanarDecoder {
+package final class JPEGPlanarDecoder {
     /// A picture being decoded: where its planes are, and how they fill.
-    struct Picture {
+    package struct Picture {
         let source: JPEGRange.Source
         let size: Size
         /// Calls to `readBand`, each adding `lumaRowsPerBand` rows (the last may add fewer).
@@ -22,7 +22,7 @@ final class JPEGPlanarDecoder {
     private var bases: [UnsafeMutablePointer<UInt8>?] = []
     let name: String
 
-    init(name: String) throws(MediaError) {
+    package init(name: String) throws(MediaError) {
         guard let d = dc_jpeg_create() else { throw .undecodable(path: name, reason: "cannot create a JPEG decoder") }
         decompressor = OpaquePointer(d)
         self.name = name
@@ -43,7 +43,7 @@ final class JPEGPlanarDecoder {
     /// Reads `jpeg`'s header and starts decoding it at 1/2^shift; nil for a JPEG this path
     /// does not take (not 3-component Y'CbCr 4:2:2 or 4:2:0 as written): libavcodec's turn.
     /// The JPEG's bytes must stay until `finish` or `abort`.
-    func start(_ jpeg: UnsafeRawBufferPointer, shift: Int) throws(MediaError) -> Picture? {
+    package func start(_ jpeg: UnsafeRawBufferPointer, shift: Int) throws(MediaError) -> Picture? {
         guard dc_jpeg_start(state, jpeg.baseAddress!.assumingMemoryBound(to: UInt8.self), jpeg.count, Int32(shift),
                             &layout) == 0 else { throw failure() }
         guard Self.takes(layout) else {
@@ -74,7 +74,7 @@ final class JPEGPlanarDecoder {
 
     /// Decodes every band of `picture` and finishes: for a caller with nothing to do
     /// between bands.
-    func readAll(_ picture: Picture) throws(MediaError) {
+    package func readAll(_ picture: Picture) throws(MediaError) {
         for band in 0..<picture.bands { try readBand(band) }
         try finish()
     }
