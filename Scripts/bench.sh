@@ -18,7 +18,9 @@ python3 Benchmarks/check-budget.py /tmp/dualcam-cold.json --rerun "$bench --sour
 # Regressions: instructions per frame, counted by callgrind (the same count whatever else the
 # machine runs), against the counts kept in the repository. After a deliberate change:
 #   .build/release/dualcam bench --instructions --json > Benchmarks/baseline-instructions.json
-.build/release/dualcam bench --instructions --baseline Benchmarks/baseline-instructions.json
+# A counted run that failed left valgrind's whole output in a log the error names: shown here.
+.build/release/dualcam bench --instructions --baseline Benchmarks/baseline-instructions.json \
+  || { cat "${TMPDIR:-/tmp}"/dualcam-callgrind-*.log 2>/dev/null; exit 1; }
 
 # The default build must run on a CPU without AVX2: qemu-user emulates a Nehalem (SSE4.2).
 # Its kernels, and those of the AVX2 build, must give the scalar reference's output exactly.

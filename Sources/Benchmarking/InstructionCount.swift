@@ -51,16 +51,49 @@ public enum InstructionCount {
 
     public enum Failure: Error, CustomStringConvertible {
         case noValgrind
-        case failed(status: Int32, stderr: String)
+        /// `ending`: "exited 1" or "was killed by signal 9"; `log`: valgrind's whole output, kept.
+        case failed(ending: String, stderr: String, log: String?)
         case noCounts(String)
         public var description: String {
             switch self {
             case .noValgrind: return "valgrind is not installed (apt install valgrind): instruction counts need its callgrind"
-            case let .failed(status, stderr):
-                return "the counted run exited \(status): \(stderr.split(separator: "\n").last.map(String.init) ?? "")"
+            case let .failed(ending, stderr, log):
+                return "the counted run \(ending): \(InstructionCount.cause(in: stderr))" + (log.map { " (valgrind's output: \($0))" } ?? "")
             case let .noCounts(why): return "no instruction counts: \(why)"
             }
         }
+    }
+
+    /// The line of the counted run's output that says why it failed. Valgrind prefixes its
+    /// own lines with `==PID==`, opens with a banner and closes with a summary, and ends many
+    /// messages with an empty line, so the last line alone says nothing: valgrind's fatal
+    /// messages are looked for first, then the program's own last line (the loader's or
+    /// dualcam's error), then valgrind's last line that is neither banner nor summary.
+    static func cause(in stderr: String) -> String {
+        var valgrindSaid: [String] = [], programSaid: [String] = []
+        for line in stderr.split(separator: "\n") {
+            if line.hasPrefix("=="), let end = line.dropFirst(2).range(of: "== ") {
+                let text = line[end.upperBound...].trimmingCharacters(in: .whitespaces)
+                if !text.isEmpty { valgrindSaid.append(text) }
+            } else if !line.hasPrefix("--") {
+                let text = line.trimmingCharacters(in: .whitespaces)
+                if !text.isEmpty { programSaid.append(text) }
+            }
+        }
+        let fatal = ["out of memory", "Process terminating", "Unrecognised instruction", "unhandled instruction",
+                     "the 'impossible' happened", "Fatal error", "FATAL", "failed to start tool", "Error:"]
+        for marker in fatal {
+            if let index = valgrindSaid.firstIndex(where: { $0.contains(marker) }) {
+                // The out-of-memory message says who asked for how much on its next line.
+                let next = marker == "out of memory" && index + 1 < valgrindSaid.count ? " " + valgrindSaid[index + 1] : ""
+                return valgrindSaid[index] + next
+            }
+        }
+        if let last = programSaid.last { return last }
+        let routine = ["Callgrind, a call-graph", "Copyright (C)", "Using Valgrind-", "Command: ", "For interactive control",
+                       "Using source line as position", "Events", "Collected", "I   refs"]
+        return valgrindSaid.last { line in !routine.contains { line.hasPrefix($0) } }
+            ?? "valgrind said nothing after starting it"
     }
 
     /// What the counted process must be given beside its arguments, so that its counts do
@@ -75,12 +108,26 @@ public enum InstructionCount {
     ]
 
     /// Runs `executable arguments` under callgrind, collection off until the process asks,
-    /// and returns each dump's instruction count by the name it was dumped under.
+    /// and returns each dump's instruction count by the name it was dumped under. A run that
+    /// fails is said on stderr and run once more: a count does not depend on the moment, so a
+    /// second run that succeeds is as good as a first; one CI run (stop 28) lost the counted
+    /// process once, its cause not kept, where every run here had passed.
     public static func launch(executable: String, arguments: [String]) throws -> [String: UInt64] {
+        do {
+            return try launchOnce(executable: executable, arguments: arguments)
+        } catch let failure as Failure {
+            guard case .failed = failure else { throw failure }
+            FileHandle.standardError.write(Data("bench: \(failure); counting again\n".utf8))
+            return try launchOnce(executable: executable, arguments: arguments)
+        }
+    }
+
+    static func launchOnce(executable: String, arguments: [String]) throws -> [String: UInt64] {
         guard let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first(where: {
             FileManager.default.isExecutableFile(atPath: $0)
         }) else { throw Failure.noValgrind }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dualcam-callgrind-\(UUID().uuidString)")
+        let name = "dualcam-callgrind-\(UUID().uuidString)"
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let process = Process()
@@ -96,7 +143,13 @@ public enum InstructionCount {
         try process.run()
         let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure.failed(status: process.terminationStatus, stderr: errorText) }
+        guard process.terminationReason == .exit && process.terminationStatus == 0 else {
+            let ending = process.terminationReason == .uncaughtSignal
+                ? "was killed by signal \(process.terminationStatus)" : "exited \(process.terminationStatus)"
+            let log = FileManager.default.temporaryDirectory.appendingPathComponent(name + ".log")
+            let kept = (try? Data(errorText.utf8).write(to: log)) != nil ? log.path : nil
+            throw Failure.failed(ending: ending, stderr: errorText, log: kept)
+        }
         var counts: [String: UInt64] = [:]
         for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)

@@ -1,3 +1,4 @@
+@testable import Benchmarking
 import Foundation
 import Testing
 
@@ -7,6 +8,14 @@ import Testing
 @Suite(.serialized)
 struct BenchGateTests {
     static let arguments = ["bench", "--instructions", "--cases", "inset-only-480p", "--frames", "1"]
+
+    /// The whole of valgrind's output for each failed run that stderr names, so that a CI
+    /// log shows what a clean clone's machine said, not only the line picked from it.
+    static func valgrindLogs(named stderr: String) -> String {
+        stderr.components(separatedBy: "(valgrind's output: ").dropFirst().compactMap { rest in
+            rest.split(separator: ")").first.flatMap { try? String(contentsOfFile: String($0), encoding: .utf8) }
+        }.joined(separator: "\n")
+    }
 
     func counts(_ json: String) throws -> Double {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
@@ -26,14 +35,14 @@ struct BenchGateTests {
     func theGateFailsACaseOverItsBaselineAndPassesTheSameCount() throws {
         guard Env.canRun(Env.tool("valgrind") != nil, otherwise: "valgrind is not installed: run Scripts/setup.sh") else { return }
         let first = try dualcam(Self.arguments + ["--json"])
-        try #require(first.status == 0, "\(first.stderr)")
+        try #require(first.status == 0, "\(first.stderr)\(Self.valgrindLogs(named: first.stderr))")
         let instructions = try counts(first.stdout)
         #expect(instructions > 100_000, "an inset of 160x213 takes more than that: \(first.stdout)")
         let dir = try TempDir()
 
         // The same count: within the 1 % tolerance, whatever else the machine did meanwhile.
         let same = try dualcam(Self.arguments + ["--baseline", try baseline(dir, instructions: instructions)])
-        #expect(same.status == 0, "\(same.stderr)")
+        #expect(same.status == 0, "\(same.stderr)\(Self.valgrindLogs(named: same.stderr))")
         #expect(same.stderr.contains("within 1 % of"), "\(same.stderr)")
 
         // Today's code 3 % over a baseline: a regression, named.
@@ -46,6 +55,38 @@ struct BenchGateTests {
         let tolerant = try dualcam(Self.arguments + ["--baseline", try baseline(dir, instructions: instructions / 1.03),
                                                      "--tolerance", "5"])
         #expect(tolerant.status == 0, "\(tolerant.stderr)")
+    }
+
+    /// Why a counted run failed, from valgrind's real output (3.19, captured here): the line
+    /// that says it, not the empty one valgrind ends with (all stop 28's CI showed).
+    @Test(.timeLimit(.minutes(1)))
+    func aFailedCountedRunSaysWhy() {
+        let banner = """
+            ==4253== Callgrind, a call-graph generating cache profiler
+            ==4253== Copyright (C) 2002-2017, and GNU GPL'd, by Josef Weidendorfer et al.
+            ==4253== Using Valgrind-3.19.0 and LibVEX; rerun with -h for copyright info
+            ==4253== Command: dualcam bench --counted --frames 1
+            ==4253== \n==4253== For interactive control, run 'callgrind_control -h'.
+            ==4253== \n
+            """
+        let summary = "==4253== \n==4253== Events    : Ir\n==4253== Collected : 0\n==4253== \n==4253== I   refs:      0\n"
+        let loader = banner + "dualcam: error while loading shared libraries: libicudata.so.72: failed to map segment\n" + summary
+        #expect(InstructionCount.cause(in: loader) == "dualcam: error while loading shared libraries: libicudata.so.72: failed to map segment")
+        let memory = banner + """
+            ==1737== \n==1737==     Valgrind's memory management: out of memory:
+            ==1737==        newSuperblock's request for 4194304 bytes failed.
+            ==1737==          112,021,504 bytes have already been mmap-ed ANONYMOUS.
+            ==1737==     Valgrind cannot continue.  Sorry.
+            ==1737== \n==1737==     Whatever the reason, Valgrind cannot continue.  Sorry.\n
+            """
+        #expect(InstructionCount.cause(in: memory)
+                == "Valgrind's memory management: out of memory: newSuperblock's request for 4194304 bytes failed.")
+        let dump = banner + "==3788== Error: can not open cache simulation output file `/tmp/gone/counts'\n"
+        #expect(InstructionCount.cause(in: dump) == "Error: can not open cache simulation output file `/tmp/gone/counts'")
+        #expect(InstructionCount.cause(in: banner) == "valgrind said nothing after starting it")
+        let failure = InstructionCount.Failure.failed(ending: "was killed by signal 9", stderr: banner, log: "/tmp/x.log")
+        #expect(failure.description == "the counted run was killed by signal 9: valgrind said nothing after starting it "
+                + "(valgrind's output: /tmp/x.log)")
     }
 
     @Test(.timeLimit(.minutes(1)))
