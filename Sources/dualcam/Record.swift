@@ -9,7 +9,8 @@ struct Record: ParsableCommand {
         abstract: "Record picture-in-picture from two cameras (or files played as cameras).",
         discussion: """
             With no --back/--front, the first two V4L2 capture devices are used (back = first). \
-            A file given as --back or --front plays at its real pace, as a camera would. \
+            A file given as --back or --front plays at its real pace, as a camera would (an MJPEG \
+            file's JPEGs go through the camera path, as a webcam's do). \
             While recording: s (then Enter when stdin is not a terminal) or SIGUSR1 swaps the \
             pictures; q, Ctrl-C or SIGTERM stops and finishes the file. With --preview, a window \
             shows the recording: clicking the inset or s swaps, q or closing the window stops. With one camera, it \

@@ -401,6 +401,54 @@ import Testing
         #expect(!(corner.0 > 180 && corner.2 < 80), "corner \(corner)")
     }
 
+    /// MJPEG files are played as MJPEG cameras send them: each JPEG through the camera path
+    /// (the front's decoded at the inset's size), a damaged one skipped and counted. Back
+    /// 640x360 (testsrc2, every fifth of its 60 JPEGs cut short), front 1280x720 (SMPTE bars): the
+    /// file's last picture against ffmpeg's composition of the same stills.
+    @Test(.timeLimit(.minutes(2)))
+    func mjpegFilesArePlayedThroughTheCameraPath() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        try makeClip(dir.path("back.png"), ["-f", "lavfi", "-i", "testsrc2=s=640x360", "-frames:v", "1"])
+        try makeClip(dir.path("front.png"), ["-f", "lavfi", "-i", "smptehdbars=s=1280x720", "-frames:v", "1"])
+        try makeClip(dir.path("back.jpg"), ["-i", dir.path("back.png"), "-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj422p"])
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: dir.path("back.jpg")))
+        try FileManager.default.createDirectory(atPath: dir.path("seq"), withIntermediateDirectories: true)
+        for n in 0..<60 {
+            try (n % 5 == 4 ? jpeg.prefix(jpeg.count / 2) : jpeg).write(to: URL(fileURLWithPath: dir.path(String(format: "seq/f%03d.jpg", n))))
+        }
+        try makeClip(dir.path("back.avi"), ["-framerate", "30", "-i", dir.path("seq/f%03d.jpg"), "-c:v", "copy"])
+        try VividTests.mjpegCamera(dir, still: "front.png", avi: "front.avi")
+        try makeClip(dir.path("reference.rgb"), [
+            "-i", dir.path("back.png"), "-i", dir.path("front.png"), "-filter_complex",
+            "[0]scale=1920:1080[b];[1]crop=w=ih*160/213:h=ih,scale=160:213[f];[b][f]overlay=1744:16",
+            "-pix_fmt", "rgb24", "-f", "rawvideo"])
+        let out = dir.path("out.mov")
+        let r = try dualcam(["record", "--back", dir.path("back.avi"), "--front", dir.path("front.avi"), "--duration", "1.5",
+                             "--audio", "none", "--json", "-o", out])
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("back.avi: file MJPG 640x360, played as an MJPEG camera")
+                && r.stderr.contains("front.avi: file MJPG 1280x720, played as an MJPEG camera"), "\(r.stderr)")
+        #expect(r.stderr.contains("front.avi: decoding MJPG at 1/2 size for the inset"), "\(r.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        // Nine cut JPEGs come due in 1.5 s (one fewer or more by where the stop falls).
+        let damaged = summary["cameraDamagedFrames"] as? Int ?? 0
+        #expect((8...10).contains(damaged), "\(summary)")
+        let (packets, timeBase) = try Probe.packets(out, stream: "v:0")
+        let ours = try Decode.frame(out, index: packets.count - 1, pixelFormat: "rgb24")
+        let reference = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.path("reference.rgb"))))
+        try #require(ours.count == reference.count)
+        let full = (x: 0, y: 0, w: 1700, h: 1080), inset = (x: 1748, y: 20, w: 152, h: 205)
+        let fullPSNR = psnr(VividTests.region(ours, width: 1920, full), VividTests.region(reference, width: 1920, full))
+        let insetPSNR = psnr(VividTests.region(ours, width: 1920, inset), VividTests.region(reference, width: 1920, inset))
+        let backThere = try Decode.frame(dir.path("back.png"), index: 0, filter: "scale=1920:1080", pixelFormat: "rgb24")
+        let wrongPSNR = psnr(VividTests.region(ours, width: 1920, inset), VividTests.region(backThere, width: 1920, inset))
+        print(String(format: "MJPEG files as cameras against ffmpeg's composition: full frame %.1f dB, inset %.1f dB "
+                     + "(%.1f dB against the back picture); %d damaged JPEGs skipped", fullPSNR, insetPSNR, wrongPSNR, damaged))
+        #expect(fullPSNR > 25 && insetPSNR > 22 && wrongPSNR < insetPSNR - 6,
+                "last picture at \(Double(packets.map(\.pts).max() ?? 0) * timeBase) s; \(r.stderr)")
+    }
+
     @Test func noCameraAtAllIsAClearError() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()

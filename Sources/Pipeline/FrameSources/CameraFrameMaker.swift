@@ -45,6 +45,11 @@ package final class CameraFrameMaker {
         return (frame, shift)
     }
 
+    /// The line that says at what size a source's JPEGs are decoded from now on.
+    static func decodeSizeNote(_ name: String, shift: Int) -> String {
+        shift == 0 ? "\(name): decoding MJPG at full size (full frame)" : "\(name): decoding MJPG at 1/\(1 << shift) size for the inset"
+    }
+
     /// One decoder per scale, kept: a swap moves between two of them every few seconds.
     private func decoder(shift: Int) -> MJPEGDecoder? {
         if let d = decoders[shift] { return d }

@@ -12,7 +12,7 @@ import Glibc
 /// exposure. Damaged buffers are skipped and counted. When the camera goes (unplugged, a
 /// broken stream) it is looked for again, by what it is rather than by its node, and
 /// reopened with the format it had (`.away` until then).
-final class CameraSource: FrameSource, @unchecked Sendable {
+final class CameraSource: FrameSource, SizedByRole, @unchecked Sendable {
     let feed: SourceFeed
     let path: String
     let request: FormatNegotiation.Request
@@ -226,8 +226,7 @@ final class CameraSource: FrameSource, @unchecked Sendable {
                               exchange: exchange)
         if let shift = made?.shift, CameraPixelFormat.isJPEG(stream.fourcc), shift != lastShift {
             lastShift = shift
-            log(shift == 0 ? "\(name): decoding MJPG at full size (full frame)"
-                : "\(name): decoding MJPG at 1/\(1 << shift) size for the inset")
+            log(CameraFrameMaker.decodeSizeNote(name, shift: shift))
         }
         return made
     }

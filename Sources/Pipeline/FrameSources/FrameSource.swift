@@ -49,6 +49,14 @@ extension FrameSource {
     func stop(timeout: Double = SourceFeed.stopTimeout) -> Bool { feed.stop(timeout: timeout) }
 }
 
+/// A source whose pictures are made no larger than its role needs (JPEGs decoded at the
+/// inset's size while it is the inset): a camera, or an MJPEG file played as one.
+protocol SizedByRole: FrameSource {
+    /// The inset's size while the source is in the inset, nil while it is full frame: set
+    /// by the recorder, read before each picture.
+    func setRole(inset: Size?)
+}
+
 /// The state a source shares with the recorder: written by its capture thread, read by the
 /// composer.
 final class SourceFeed: @unchecked Sendable {

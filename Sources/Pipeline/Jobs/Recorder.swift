@@ -70,7 +70,7 @@ public struct RecordSummary: Sendable, Codable {
     /// Frames the cameras' drivers report lost (gaps in buffer sequence numbers) or damaged.
     public var cameraDroppedFrames: Int
     /// Of those, frames skipped as damaged: flagged by the driver, cut short, or JPEGs that
-    /// would not decode. None is shown.
+    /// would not decode (an MJPEG file's too). None is shown.
     public var cameraDamagedFrames: Int
     /// Times a camera that had gone (unplugged) was found and reopened.
     public var cameraReopened: Int
@@ -148,7 +148,7 @@ public final class Recorder {
     func makeSource(_ spec: String, controls: [ControlSetting]) -> any FrameSource {
         var st = stat()
         // A named pipe is a stream another program writes (ffmpeg, a network receiver): a file.
-        if stat(spec, &st) == 0 && [S_IFREG, S_IFIFO].contains(st.st_mode & S_IFMT) { return FileSource(path: spec) }
+        if stat(spec, &st) == 0 && [S_IFREG, S_IFIFO].contains(st.st_mode & S_IFMT) { return FileSource(path: spec, log: log) }
         let request = FormatNegotiation.Request(size: options.capture, framesPerSecond: options.framesPerSecond,
                                                 sizeGiven: options.captureGiven)
         return CameraSource(path: spec, request: request, only: options.pixelFormat, controls: controls,
@@ -479,11 +479,11 @@ public final class Recorder {
         return true
     }
 
-    /// Tells each camera its role, so an MJPEG one in the inset decodes at the size the inset
+    /// Tells each source its role, so an MJPEG one in the inset decodes at the size the inset
     /// needs. Its next frame follows.
     private func assignRoles(_ sources: SourceSet, swapped: Bool) {
         let main = swapped ? sources.other : sources.driver
-        for case let s as CameraSource in sources.all {
+        for case let s as any SizedByRole in sources.all {
             s.setRole(inset: s === main || sources.other == nil ? nil : options.layout.inset)
         }
     }
@@ -540,6 +540,7 @@ public final class Recorder {
         func pct(_ q: Double) -> Double { sorted.nearestRank(q) * 1000 }
         let cameras = sources.compactMap { $0 as? CameraSource }.map(\.counts)
         let cameraDamaged = cameras.reduce(0) { $0 + $1.damaged }
+            + sources.compactMap { ($0 as? FileSource)?.damagedJPEGs }.reduce(0, +)
         let cameraDrops = cameras.reduce(0) { $0 + $1.sequenceGaps } + cameraDamaged
         return RecordSummary(output: options.output, frames: clock.next, seconds: clock.seconds,
                              singleCamera: sources.count == 1, sources: sources.map { "\($0.name): \($0.format)" },
