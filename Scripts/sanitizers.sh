@@ -24,7 +24,11 @@ for sanitizer in thread address; do
   echo "sanitizers: building with --sanitize=$sanitizer"
   swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=0"
-  skip='RecordTests|VividTests|CrashSafetyTests|PreviewTests|StyledInsetFileTests|TerminalTests|OutputChoicesTests|SyncTests'
+  # BenchGateTests runs dualcam under valgrind, which cannot run a sanitizer's build: on the
+  # ThreadSanitizer one valgrind 3.19 gave up reading its debug information ("unhandled
+  # dwarf2 abbrev form code 0x23 ... I can't recover"), which failed two CI runs. The gate
+  # is tested on the plain debug build (test.sh) and run on the release one (bench.sh).
+  skip='RecordTests|VividTests|CrashSafetyTests|PreviewTests|StyledInsetFileTests|TerminalTests|OutputChoicesTests|SyncTests|BenchGateTests'
   [ "$sanitizer" = thread ] && skip="$skip|$single_threaded|$same_threads_as_compose"
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --skip "$skip"
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter "$threaded"

@@ -80,6 +80,12 @@ public enum InstructionCount {
                 if !text.isEmpty { programSaid.append(text) }
             }
         }
+        // A sanitizer's build (CI's ThreadSanitizer one) carries debug information valgrind
+        // 3.19 cannot read; it says so among lines of "### unhandled dwarf2 abbrev form".
+        if let unreadable = valgrindSaid.first(where: { $0.contains("debuginfo reader: Possibly corrupted") }) {
+            return "valgrind cannot read this build's debug information (\(unreadable)): count a plain debug or "
+                + "release build (valgrind cannot run one made with a sanitizer)"
+        }
         let fatal = ["out of memory", "Process terminating", "Unrecognised instruction", "unhandled instruction",
                      "the 'impossible' happened", "Fatal error", "FATAL", "failed to start tool", "Error:"]
         for marker in fatal {

@@ -84,6 +84,23 @@ struct BenchGateTests {
         let dump = banner + "==3788== Error: can not open cache simulation output file `/tmp/gone/counts'\n"
         #expect(InstructionCount.cause(in: dump) == "Error: can not open cache simulation output file `/tmp/gone/counts'")
         #expect(InstructionCount.cause(in: banner) == "valgrind said nothing after starting it")
+        // What two CI runs got from the ThreadSanitizer build (the program's own last line
+        // would have been a "### unhandled dwarf2" one).
+        let sanitized = banner + """
+            ### unhandled dwarf2 abbrev form code 0x25
+            ### unhandled dwarf2 abbrev form code 0x23
+            ==30826== Valgrind: debuginfo reader: ensure_valid failed:
+            ==30826== Valgrind:   during call to ML_(img_get)
+            ==30826== Valgrind:   request for range [25522848, +4) exceeds
+            ==30826== Valgrind:   valid image size of 18950368 for image:
+            ==30826== Valgrind:   "/tmp/ciclone/.build-thread/x86_64-unknown-linux-gnu/debug/dualcam"
+            ==30826== \n==30826== Valgrind: debuginfo reader: Possibly corrupted debuginfo file.
+            ==30826== Valgrind: I can't recover.  Giving up.  Sorry.
+            ==30826== \n
+            """
+        #expect(InstructionCount.cause(in: sanitized) == "valgrind cannot read this build's debug information "
+                + "(Valgrind: debuginfo reader: Possibly corrupted debuginfo file.): count a plain debug or release build "
+                + "(valgrind cannot run one made with a sanitizer)")
         let failure = InstructionCount.Failure.failed(ending: "was killed by signal 9", stderr: banner, log: "/tmp/x.log")
         #expect(failure.description == "the counted run was killed by signal 9: valgrind said nothing after starting it "
                 + "(valgrind's output: /tmp/x.log)")
