@@ -7,6 +7,10 @@
 # RSS, file size and each output's PSNR against the same uncompressed composite (ffmpeg's
 # filter graph, written losslessly). Exits 1 unless dualcam is >= 1.06x ffmpeg's fps with
 # PSNR within 0.1 dB, size within 5 % and peak RSS no higher.
+# Its CPU floor is timed in the same rounds: decoding each input alone (ffmpeg to the null
+# muxer) and the encoders alone (x265 and AAC, same settings) on the composite as raw
+# frames, less reading those raw frames. No compositor can spend less CPU than that; the
+# script prints dualcam's CPU seconds against it and exits 1 under 95 % (floor / dualcam).
 #
 #   bash Benchmarks/compare-ffmpeg.sh [RUNS]        (RUNS: 3; release build of dualcam first)
 set -euo pipefail
@@ -28,15 +32,26 @@ ffmpeg -nostdin -v error -f lavfi -i "mandelbrot=s=1280x720:r=30,trim=duration=1
 # 160x213 at x=1744, y=16 over the 1080p back.
 graph='[1:v]crop=541:720:370:0,scale=160:213:flags=area[i];[0:v][i]overlay=1744:16[o]'
 ffmpeg -nostdin -v error -i back.mp4 -i front.mp4 -filter_complex "$graph" -map '[o]' -c:v ffv1 reference.mkv
+# The encoders' input for the floor, made untimed: the composite as raw frames (0.9 GB,
+# read from the page cache) and the back's sound as PCM.
+ffmpeg -nostdin -v error -i reference.mkv -f rawvideo -pix_fmt yuv420p composite.yuv
+ffmpeg -nostdin -v error -i back.mp4 -vn -c:a pcm_s16le sound.wav
 
 x265=(-c:v libx265 -preset ultrafast -crf 28 -x265-params log-level=none -tag:v hvc1)
 aac=(-c:a aac -b:a 160k)
 run_ffmpeg() { ffmpeg -nostdin -v error -y -i back.mp4 -i front.mp4 -filter_complex "$graph" \
                  -map '[o]' -map 0:a "${x265[@]}" "${aac[@]}" ffmpeg.mov; }
 run_dualcam() { "$dualcam" compose back.mp4 front.mp4 -o dualcam.mov --overwrite --preset ultrafast --crf 28 >/dev/null; }
+raw=(-f rawvideo -pix_fmt yuv420p -s 1920x1080 -r 30 -i composite.yuv)
+run_decode_back() { ffmpeg -nostdin -v error -i back.mp4 -f null -; }
+run_decode_front() { ffmpeg -nostdin -v error -i front.mp4 -f null -; }
+run_encode() { ffmpeg -nostdin -v error -y "${raw[@]}" -i sound.wav -map 0:v -map 1:a "${x265[@]}" "${aac[@]}" encode.mov; }
+run_read_raw() { ffmpeg -nostdin -v error "${raw[@]}" -f null -; }
+# One line per run: tool, wall, user and system CPU seconds, peak RSS (kB).
 for i in $(seq "$runs"); do
-  for tool in ffmpeg dualcam; do
-    /usr/bin/time -f "$tool %e %M" -a -o times.txt bash -c "$(declare -f run_$tool); $(declare -p x265 aac graph dualcam); run_$tool"
+  for tool in ffmpeg dualcam decode_back decode_front encode read_raw; do
+    /usr/bin/time -f "$tool %e %U %S %M" -a -o times.txt \
+      bash -c "$(declare -f run_$tool); $(declare -p x265 aac raw graph dualcam); run_$tool"
   done
 done
 psnr() { ffmpeg -nostdin -i "$1" -i reference.mkv -lavfi '[0:v][1:v]psnr' -f null - 2>&1 \
@@ -44,10 +59,11 @@ psnr() { ffmpeg -nostdin -i "$1" -i reference.mkv -lavfi '[0:v][1:v]psnr' -f nul
 python3 - "$runs" "$(psnr ffmpeg.mov)" "$(psnr dualcam.mov)" "$(stat -c %s ffmpeg.mov)" "$(stat -c %s dualcam.mov)" <<'PY'
 import statistics, sys
 runs, psnr_f, psnr_d, size_f, size_d = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-t = {"ffmpeg": [], "dualcam": []}; rss = {"ffmpeg": [], "dualcam": []}
+from collections import defaultdict
+t, cpu, rss = defaultdict(list), defaultdict(list), defaultdict(list)
 for line in open("times.txt"):
-    tool, wall, kb = line.split()
-    t[tool].append(float(wall)); rss[tool].append(int(kb) / 1024)
+    tool, wall, user, system, kb = line.split()
+    t[tool].append(float(wall)); cpu[tool].append(float(user) + float(system)); rss[tool].append(int(kb) / 1024)
 frames = 300
 for tool in ("ffmpeg", "dualcam"):
     print(f"{tool:8} wall {' '.join(f'{x:.2f}' for x in t[tool])} s; median {statistics.median(t[tool]):.2f} s = "
@@ -61,6 +77,17 @@ if ratio < 1.06: bad.append(f"only {ratio:.3f}x ffmpeg's fps (1.06x wanted)")
 if abs(psnr_d - psnr_f) > 0.1: bad.append(f"PSNR {psnr_d - psnr_f:+.3f} dB from ffmpeg's")
 if abs(size_d / size_f - 1) > 0.05: bad.append("size more than 5 % from ffmpeg's")
 if max(rss["dualcam"]) > max(rss["ffmpeg"]): bad.append("peak RSS above ffmpeg's")
+med = {tool: statistics.median(v) for tool, v in cpu.items()}
+encode = max(med["encode"] - med["read_raw"], 0)
+floor = med["decode_back"] + med["decode_front"] + encode
+print(f"CPU seconds, medians: ffmpeg {med['ffmpeg']:.2f}, dualcam {med['dualcam']:.2f} "
+      f"({' '.join(f'{x:.2f}' for x in cpu['dualcam'])}); floor {floor:.2f} = decoding back {med['decode_back']:.2f} "
+      f"+ front {med['decode_front']:.2f} + x265 and AAC alone {encode:.2f} "
+      f"({med['encode']:.2f} less {med['read_raw']:.2f} reading the raw frames)")
+print(f"dualcam at {floor / med['dualcam'] * 100:.1f} % of its CPU floor "
+      f"({frames / med['dualcam']:.1f} frames per CPU second against the floor's {frames / floor:.1f}); "
+      f"the ffmpeg CLI at {floor / med['ffmpeg'] * 100:.1f} %")
+if floor / med["dualcam"] < 0.95: bad.append(f"{floor / med['dualcam'] * 100:.1f} % of the CPU floor (95 % wanted)")
 if bad: sys.exit("compare-ffmpeg: " + "; ".join(bad))
 print("compare-ffmpeg: all targets met")
 PY
