@@ -7,11 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <jpeglib.h>
-
-enum { MAX_WIDTH = 4096, MAX_ROWS = 2176 };
-
-static unsigned char planes[3][MAX_WIDTH * MAX_ROWS];
+#include "jpeg-raw-decode.h"
 
 static double cpuSeconds(void) {
     struct timespec t;
@@ -46,24 +42,7 @@ int main(int argc, char **argv) {
         unsigned char *jpeg = load(argv[i], &size);
         if (!jpeg) return 1;
         double t0 = cpuSeconds();
-        jpeg_mem_src(&cinfo, jpeg, (unsigned long)size);
-        jpeg_read_header(&cinfo, TRUE);
-        cinfo.raw_data_out = TRUE;
-        cinfo.scale_num = 1;
-        cinfo.scale_denom = (unsigned)denom;
-        jpeg_start_decompress(&cinfo);
-        JSAMPROW rows[3][32];
-        JSAMPARRAY image[3] = { rows[0], rows[1], rows[2] };
-        int lines = cinfo.max_v_samp_factor * cinfo.min_DCT_scaled_size;
-        for (JDIMENSION band = 0; band < cinfo.total_iMCU_rows; band++) {
-            for (int c = 0; c < 3; c++) {
-                int bandRows = cinfo.comp_info[c].v_samp_factor * cinfo.comp_info[c].DCT_scaled_size;
-                for (int r = 0; r < bandRows; r++)
-                    rows[c][r] = planes[c] + (size_t)(band * bandRows + r) % MAX_ROWS * MAX_WIDTH;
-            }
-            jpeg_read_raw_data(&cinfo, image, lines);
-        }
-        jpeg_finish_decompress(&cinfo);
+        decodeRaw(&cinfo, jpeg, (unsigned long)size, (unsigned)denom);
         spent += cpuSeconds() - t0;
         free(jpeg);
     }

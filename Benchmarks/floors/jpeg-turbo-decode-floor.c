@@ -5,13 +5,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <jpeglib.h>
-
+#include "jpeg-raw-decode.h"
 #include "timing.h"
 
-enum { JPEGS = 8, WARMUP = 20, DECODES = 400, MAX_WIDTH = 4096, MAX_ROWS = 2176 };
-
-static unsigned char planes[3][MAX_WIDTH * MAX_ROWS];
+enum { JPEGS = 8, WARMUP = 20, DECODES = 400 };
 
 int main(void) {
     unsigned char *jpeg[JPEGS];
@@ -25,22 +22,7 @@ int main(void) {
     for (int k = -WARMUP; k < DECODES; k++) {
         int n = (k + WARMUP) % JPEGS;
         double t0 = milliseconds();
-        jpeg_mem_src(&cinfo, jpeg[n], (unsigned long)size[n]);
-        jpeg_read_header(&cinfo, TRUE);
-        cinfo.raw_data_out = TRUE;
-        jpeg_start_decompress(&cinfo);
-        JSAMPROW rows[3][32];
-        JSAMPARRAY image[3] = { rows[0], rows[1], rows[2] };
-        int lines = cinfo.max_v_samp_factor * cinfo.min_DCT_scaled_size;
-        for (JDIMENSION band = 0; band < cinfo.total_iMCU_rows; band++) {
-            for (int c = 0; c < 3; c++) {
-                int bandRows = cinfo.comp_info[c].v_samp_factor * cinfo.comp_info[c].DCT_scaled_size;
-                for (int r = 0; r < bandRows; r++)
-                    rows[c][r] = planes[c] + (size_t)(band * bandRows + r) % MAX_ROWS * MAX_WIDTH;
-            }
-            jpeg_read_raw_data(&cinfo, image, lines);
-        }
-        jpeg_finish_decompress(&cinfo);
+        decodeRaw(&cinfo, jpeg[n], (unsigned long)size[n], 1);
         if (k >= 0) times[k] = milliseconds() - t0;
     }
     qsort(times, DECODES, sizeof times[0], byValue);
