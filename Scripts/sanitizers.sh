@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 export DUALCAM_SANITIZED=1
 # Real-time tests run alone, as in test.sh; instrumented code is several times slower, so
 # only the record tests whose assertions do not depend on keeping up at 1080p run here.
-threaded='RecordTests/(durationIsKeptToTheFrame|sigusr1SwapsThePicturesMidRecording|oneSourceRecordsAloneAndSaysSo)|CrashSafetyTests/(sighupWithTheTerminalGoneFinishesTheFile|noPictureAtAllIsAnErrorAndNoFile)'
+threaded='RecordTests/(durationIsKeptToTheFrame|sigusr1SwapsThePicturesMidRecording|oneSourceRecordsAloneAndSaysSo|mjpegFilesArePlayedThroughTheCameraPath)|CrashSafetyTests/(sighupWithTheTerminalGoneFinishesTheFile|noPictureAtAllIsAnErrorAndNoFile)'
 # ThreadSanitizer looks for data races, so it leaves out the suites that run one thread
 # only (the pixel kernels against their references, layout arithmetic) and the end-to-end
 # suites whose compositions take the same threaded paths as ComposeTests (content, sync,
