@@ -8,43 +8,22 @@ import Foundation
 /// read in sync by an `AudioReader` on the same timeline.
 public final class PacketReader {
     public let path: String
-    public let codecName: String
-    public let isMJPEG: Bool
+    public var codecName: String { clock.codecName }
+    public var isMJPEG: Bool { clock.codecID == AV_CODEC_ID_MJPEG }
     /// The pictures' stored size (packets are not turned upright).
-    public let size: Size
-    public let rotation: QuarterTurn
-    public let nominalFrameDuration: Double
-    public let timeline = SourceTimeline()
+    public var size: Size { clock.storedSize }
+    public var rotation: QuarterTurn { clock.rotation }
+    public var nominalFrameDuration: Double { clock.nominalFrameDuration }
+    public var timeline: SourceTimeline { clock.timeline }
 
     private let input: InputContext
-    private let streamIndex: Int32
+    private var clock: VideoStreamClock
     private let packet = Packet()
-    private let timeBase: Double
-    private var cursor = SourceTimeline.Cursor()
-    private var lastRawTime: Double?
-    public private(set) var packetsRead = 0
 
     public init(path: String) throws(MediaError) {
         self.path = path
         input = try InputContext(path: path)
-        guard let index = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw .noVideoStream(path: path) }
-        streamIndex = index
-        let stream = input.stream(index)
-        let par = stream.pointee.codecpar!
-        codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
-        isMJPEG = par.pointee.codec_id == AV_CODEC_ID_MJPEG
-        guard par.pointee.width > 0, par.pointee.height > 0 else {
-            throw .undecodable(path: path, reason: "video stream has no picture size")
-        }
-        guard Int64(par.pointee.width) * Int64(par.pointee.height) <= InputContext.maxPixels else {
-            throw .undecodable(path: path, reason: "its \(par.pointee.width)x\(par.pointee.height) pictures are larger than 8192x8192")
-        }
-        size = Size(width: Int(par.pointee.width), height: Int(par.pointee.height))
-        rotation = QuarterTurn(displayMatrixDegrees: dc_stream_rotation(stream))
-        timeBase = av_q2d(stream.pointee.time_base)
-        let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
-        let nominal = rate.num > 0 && rate.den > 0 ? Double(rate.den) / Double(rate.num) : 1.0 / 30
-        nominalFrameDuration = nominal >= 0.001 && nominal <= 1 ? nominal : 1.0 / 30
+        clock = try VideoStreamClock(input)
     }
 
     /// Calls `body` with the next video packet's bytes (valid only during the call) and its
@@ -57,16 +36,8 @@ public final class PacketReader {
             if rc < 0 { throw .damaged(path: path, reason: averrorText(rc)) }
             defer { packet.unref() }
             let p = packet.pointer.pointee
-            guard p.stream_index == streamIndex, p.size > 0, let data = p.data else { continue }
-            let stamp = p.pts != AVCode.noPTS ? p.pts : p.dts
-            var duration = p.duration > 0 ? Double(p.duration) * timeBase : nominalFrameDuration
-            if !(duration <= SourceTimeline.maxGap) { duration = nominalFrameDuration }
-            // In seconds (a Double): Int64 arithmetic on arbitrary timestamps can overflow.
-            let raw = stamp == AVCode.noPTS ? (lastRawTime ?? 0) + nominalFrameDuration : Double(stamp) * timeBase
-            lastRawTime = raw
-            timeline.setOrigin(raw)
-            let time = timeline.place(raw, duration: duration, cursor: &cursor)
-            packetsRead += 1
+            guard p.stream_index == clock.streamIndex, p.size > 0, let data = p.data else { continue }
+            let time = clock.place(stamp: p.pts != AVCode.noPTS ? p.pts : p.dts, durationTicks: p.duration).time
             body(UnsafeRawBufferPointer(start: data, count: Int(p.size)), time)
             return true
         }

@@ -48,22 +48,20 @@ public final class VideoReader {
     public let displaySize: Size
     public let rotation: QuarterTurn
     /// The nominal frame duration, for frames that do not say their own.
-    public let nominalFrameDuration: Double
-    public let codecName: String
+    public var nominalFrameDuration: Double { clock.nominalFrameDuration }
+    public var codecName: String { clock.codecName }
 
     private let input: InputContext
     private let decoder: StreamDecoder
-    private let timeBase: Double
+    private var clock: VideoStreamClock
     /// The file's clock, shared with its audio reader.
-    public let timeline = SourceTimeline()
-    private var cursor = SourceTimeline.Cursor()
-    private var lastRawTime: Double?
+    public var timeline: SourceTimeline { clock.timeline }
     /// The latest end of a frame on the file's own clock.
     private var rawEnd: Double?
     private let normaliser = PictureNormalizer()
     private(set) public var framesDecoded = 0
     /// Duration of the stream by the container's index, when it has one.
-    public let declaredDuration: Double?
+    public var declaredDuration: Double? { clock.declaredDuration }
     private var lastTime = 0.0, lastDuration = 0.0, endTime = 0.0
     static let truncationTolerance = 0.5
     /// Packets the decoder rejected and skipped.
@@ -74,22 +72,10 @@ public final class VideoReader {
     public init(path: String, decoderThreads: Int = 0) throws(MediaError) {
         self.path = path
         input = try InputContext(path: path)
-        guard let index = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw .noVideoStream(path: path) }
-        let stream = input.stream(index)
-        let par = stream.pointee.codecpar!
-        codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
-        guard par.pointee.width > 0, par.pointee.height > 0 else {
-            throw .undecodable(path: path, reason: "video stream has no picture size")
-        }
-        decoder = try StreamDecoder(input: input, streamIndex: index, threads: Int32(decoderThreads))
-        rotation = QuarterTurn(displayMatrixDegrees: dc_stream_rotation(stream))
-        displaySize = rotation.rotated(Size(width: Int(par.pointee.width), height: Int(par.pointee.height)))
-        timeBase = av_q2d(stream.pointee.time_base)
-        let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
-        declaredDuration = stream.pointee.duration > 0 && stream.pointee.duration != AVCode.noPTS
-            ? Double(stream.pointee.duration) * timeBase : nil
-        let nominal = rate.num > 0 && rate.den > 0 ? Double(rate.den) / Double(rate.num) : 1.0 / 30
-        nominalFrameDuration = nominal >= 0.001 && nominal <= 1 ? nominal : 1.0 / 30
+        clock = try VideoStreamClock(input)
+        decoder = try StreamDecoder(input: input, streamIndex: clock.streamIndex, threads: Int32(decoderThreads))
+        rotation = clock.rotation
+        displaySize = rotation.rotated(clock.storedSize)
     }
 
     /// The next picture, or nil at the end of the stream.
@@ -116,16 +102,8 @@ public final class VideoReader {
         defer { endTime = max(endTime, lastTime + lastDuration) }
         var pts = f.pointee.best_effort_timestamp
         if pts == AVCode.noPTS { pts = f.pointee.pts }
-        let durationTicks = dc_frame_duration(f)
-        var duration = durationTicks > 0 ? Double(durationTicks) * timeBase : nominalFrameDuration
-        // A frame that claims to last longer than a gap may is a broken stamp, not a pause.
-        if !(duration <= SourceTimeline.maxGap) { duration = nominalFrameDuration }
-        // In seconds (a Double): Int64 arithmetic on arbitrary timestamps can overflow.
-        let raw = pts == AVCode.noPTS ? (lastRawTime ?? 0) + nominalFrameDuration : Double(pts) * timeBase
-        lastRawTime = raw
+        let (raw, time, duration) = clock.place(stamp: pts, durationTicks: dc_frame_duration(f))
         rawEnd = max(rawEnd ?? raw, raw + duration)
-        timeline.setOrigin(raw)
-        let time = timeline.place(raw, duration: duration, cursor: &cursor)
         lastTime = time
         lastDuration = duration
 
