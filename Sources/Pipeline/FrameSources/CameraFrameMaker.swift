@@ -45,9 +45,15 @@ package final class CameraFrameMaker {
         return (frame, shift)
     }
 
-    /// The line that says at what size a source's JPEGs are decoded from now on.
-    static func decodeSizeNote(_ name: String, shift: Int) -> String {
-        shift == 0 ? "\(name): decoding MJPG at full size (full frame)" : "\(name): decoding MJPG at 1/\(1 << shift) size for the inset"
+    /// The scale of the last picture made (raw formats: always 0).
+    private var lastShift = 0
+
+    /// The line that says at what size this source's JPEGs are decoded from now on, when a
+    /// picture made at `shift` changes it; nil otherwise.
+    func scaleChange(_ shift: Int) -> String? {
+        guard shift != lastShift else { return nil }
+        lastShift = shift
+        return shift == 0 ? "\(name): decoding MJPG at full size (full frame)" : "\(name): decoding MJPG at 1/\(1 << shift) size for the inset"
     }
 
     /// One decoder per scale, kept: a swap moves between two of them every few seconds.

@@ -24,7 +24,6 @@ final class CameraSource: FrameSource, SizedByRole, @unchecked Sendable {
     private var identity: CameraIdentity?
     private var exposure: Double?
     private lazy var maker = CameraFrameMaker(name: devicePath, matrix: .bt601, output: PiPCompositor.outputMatrix)
-    private var lastShift = 0
     /// The inset size while this camera is in the inset, nil while it is full frame: set by
     /// the recorder, read before each frame to decode JPEGs no larger than the role needs.
     private let insetTarget = Mutex<Size?>(nil)
@@ -224,10 +223,7 @@ final class CameraSource: FrameSource, SizedByRole, @unchecked Sendable {
     private func fill(from buffer: CapturedBuffer, _ stream: StreamFormat) -> (frame: LiveFrame, shift: Int)? {
         let made = maker.make(buffer.bytes, isDamaged: buffer.isDamaged, stream: stream, inset: insetTarget.withLock { $0 },
                               exchange: exchange)
-        if let shift = made?.shift, CameraPixelFormat.isJPEG(stream.fourcc), shift != lastShift {
-            lastShift = shift
-            log(CameraFrameMaker.decodeSizeNote(name, shift: shift))
-        }
+        if let shift = made?.shift, let note = maker.scaleChange(shift) { log(note) }
         return made
     }
 

@@ -137,7 +137,6 @@ final class FileSource: FrameSource, SizedByRole, @unchecked Sendable {
     /// the decoding counts as latency, as it does for a camera.
     private func play(_ reader: PacketReader, _ stream: StreamFormat, _ maker: CameraFrameMaker) {
         var start: Double?
-        var lastShift = 0
         do {
             while !stopping {
                 var made: (frame: LiveFrame, shift: Int)?
@@ -156,10 +155,7 @@ final class FileSource: FrameSource, SizedByRole, @unchecked Sendable {
                     damaged.add(1, ordering: .relaxed)
                     continue
                 }
-                if made.shift != lastShift {
-                    lastShift = made.shift
-                    log(CameraFrameMaker.decodeSizeNote(name, shift: made.shift))
-                }
+                if let note = maker.scaleChange(made.shift) { log(note) }
                 published(made.frame, timestamp: due, matrix: maker.matrix, shift: made.shift, latencyOrigin: due)
             }
             if !stopping { setState(.lost("the file ended")) }
