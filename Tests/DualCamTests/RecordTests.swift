@@ -409,8 +409,7 @@ import Testing
     func mjpegFilesArePlayedThroughTheCameraPath() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        try makeClip(dir.path("back.png"), ["-f", "lavfi", "-i", "testsrc2=s=640x360", "-frames:v", "1"])
-        try makeClip(dir.path("front.png"), ["-f", "lavfi", "-i", "smptehdbars=s=1280x720", "-frames:v", "1"])
+        try StillsComposition.make(in: dir)
         try makeClip(dir.path("back.jpg"), ["-i", dir.path("back.png"), "-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj422p"])
         let jpeg = try Data(contentsOf: URL(fileURLWithPath: dir.path("back.jpg")))
         try FileManager.default.createDirectory(atPath: dir.path("seq"), withIntermediateDirectories: true)
@@ -419,10 +418,6 @@ import Testing
         }
         try makeClip(dir.path("back.avi"), ["-framerate", "30", "-i", dir.path("seq/f%03d.jpg"), "-c:v", "copy"])
         try VividTests.mjpegCamera(dir, still: "front.png", avi: "front.avi")
-        try makeClip(dir.path("reference.rgb"), [
-            "-i", dir.path("back.png"), "-i", dir.path("front.png"), "-filter_complex",
-            "[0]scale=1920:1080[b];[1]crop=w=ih*160/213:h=ih,scale=160:213[f];[b][f]overlay=1744:16",
-            "-pix_fmt", "rgb24", "-f", "rawvideo"])
         let out = dir.path("out.mov")
         let r = try dualcam(["record", "--back", dir.path("back.avi"), "--front", dir.path("front.avi"), "--duration", "1.5",
                              "--audio", "none", "--json", "-o", out])
@@ -436,13 +431,7 @@ import Testing
         #expect((8...10).contains(damaged), "\(summary)")
         let (packets, timeBase) = try Probe.packets(out, stream: "v:0")
         let ours = try Decode.frame(out, index: packets.count - 1, pixelFormat: "rgb24")
-        let reference = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.path("reference.rgb"))))
-        try #require(ours.count == reference.count)
-        let full = (x: 0, y: 0, w: 1700, h: 1080), inset = (x: 1748, y: 20, w: 152, h: 205)
-        let fullPSNR = psnr(VividTests.region(ours, width: 1920, full), VividTests.region(reference, width: 1920, full))
-        let insetPSNR = psnr(VividTests.region(ours, width: 1920, inset), VividTests.region(reference, width: 1920, inset))
-        let backThere = try Decode.frame(dir.path("back.png"), index: 0, filter: "scale=1920:1080", pixelFormat: "rgb24")
-        let wrongPSNR = psnr(VividTests.region(ours, width: 1920, inset), VividTests.region(backThere, width: 1920, inset))
+        let (fullPSNR, insetPSNR, wrongPSNR) = try StillsComposition.psnrs(ours, in: dir)
         print(String(format: "MJPEG files as cameras against ffmpeg's composition: full frame %.1f dB, inset %.1f dB "
                      + "(%.1f dB against the back picture); %d damaged JPEGs skipped", fullPSNR, insetPSNR, wrongPSNR, damaged))
         #expect(fullPSNR > 25 && insetPSNR > 22 && wrongPSNR < insetPSNR - 6,

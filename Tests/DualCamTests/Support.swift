@@ -371,3 +371,36 @@ func rms(_ stereo: [Float], channel: Int, from: Int, count: Int) -> Double {
     for i in from..<(from + count) { sum += Double(stereo[i * 2 + channel]) * Double(stereo[i * 2 + channel]) }
     return (sum / Double(count)).squareRoot()
 }
+
+/// Two stills in a directory, back.png (640x360 testsrc2) and front.png (1280x720 SMPTE
+/// bars), and ffmpeg's composition of them in our layout (reference.rgb: scaled to
+/// 1920x1080; the front centre-cropped to 160:213 and scaled into the inset, top right,
+/// 16 px in), for checking where a recording put each camera's picture.
+enum StillsComposition {
+    static func make(in dir: TempDir) throws {
+        try makeClip(dir.path("back.png"), ["-f", "lavfi", "-i", "testsrc2=s=640x360", "-frames:v", "1"])
+        try makeClip(dir.path("front.png"), ["-f", "lavfi", "-i", "smptehdbars=s=1280x720", "-frames:v", "1"])
+        try makeClip(dir.path("reference.rgb"), [
+            "-i", dir.path("back.png"), "-i", dir.path("front.png"), "-filter_complex",
+            "[0]scale=1920:1080[b];[1]crop=w=ih*160/213:h=ih,scale=160:213[f];[b][f]overlay=1744:16",
+            "-pix_fmt", "rgb24", "-f", "rawvideo"])
+    }
+
+    /// PSNR of `ours` (rgb24, 1920x1080) against the reference: the full frame left of the
+    /// inset, the inset, and the inset's place against the back picture (what a swap or a
+    /// missing inset would show).
+    static func psnrs(_ ours: [UInt8], in dir: TempDir) throws -> (full: Double, inset: Double, wrong: Double) {
+        let reference = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.path("reference.rgb"))))
+        try #require(ours.count == reference.count)
+        let full = (x: 0, y: 0, w: 1700, h: 1080), inset = (x: 1748, y: 20, w: 152, h: 205)
+        let backThere = try Decode.frame(dir.path("back.png"), index: 0, filter: "scale=1920:1080", pixelFormat: "rgb24")
+        func region(_ rgb: [UInt8], _ r: (x: Int, y: Int, w: Int, h: Int)) -> [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(r.w * r.h * 3)
+            for y in r.y..<(r.y + r.h) { out += rgb[(3 * (y * 1920 + r.x))..<(3 * (y * 1920 + r.x + r.w))] }
+            return out
+        }
+        return (psnr(region(ours, full), region(reference, full)), psnr(region(ours, inset), region(reference, inset)),
+                psnr(region(ours, inset), region(backThere, inset)))
+    }
+}

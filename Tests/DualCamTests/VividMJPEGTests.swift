@@ -18,14 +18,6 @@ extension VividTests {
                                      "-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj422p"])
     }
 
-    /// The rgb24 pixels of `rect` (x, y, w, h) in a `width`-wide picture.
-    static func region(_ rgb: [UInt8], width: Int, _ r: (x: Int, y: Int, w: Int, h: Int)) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(r.w * r.h * 3)
-        for y in r.y..<(r.y + r.h) { out += rgb[(3 * (y * width + r.x))..<(3 * (y * width + r.x + r.w))] }
-        return out
-    }
-
     /// Two MJPEG cameras, 640x360 (back, testsrc2) and 1280x720 (front, SMPTE bars): the
     /// file shows each where it belongs, compared with the same stills composed by ffmpeg
     /// (scaled to 1920x1080; centre-cropped to 160:213 and scaled into the inset, top right,
@@ -34,14 +26,9 @@ extension VividTests {
         try Env.requireFFmpegTools()
         let env = try Self.loopbackModule()
         guard let dir = try Self.scenario("mjpeg-two", cameras: 0, environment: env, prepare: { dir in
-            try makeClip(dir.path("back.png"), ["-f", "lavfi", "-i", "testsrc2=s=640x360", "-frames:v", "1"])
-            try makeClip(dir.path("front.png"), ["-f", "lavfi", "-i", "smptehdbars=s=1280x720", "-frames:v", "1"])
+            try StillsComposition.make(in: dir)
             try Self.mjpegCamera(dir, still: "back.png", avi: "back.avi")
             try Self.mjpegCamera(dir, still: "front.png", avi: "front.avi")
-            try makeClip(dir.path("reference.rgb"), [
-                "-i", dir.path("back.png"), "-i", dir.path("front.png"), "-filter_complex",
-                "[0]scale=1920:1080[b];[1]crop=w=ih*160/213:h=ih,scale=160:213[f];[b][f]overlay=1744:16",
-                "-pix_fmt", "rgb24", "-f", "rawvideo"])
         }) else { return }
         let log = Self.stderr(dir)
         #expect(Self.status(dir) == 0, "\(log)")
@@ -56,15 +43,7 @@ extension VividTests {
         let times = packets.map { Double($0.pts) * timeBase }.sorted()
         try #require((times.last ?? 0) >= 1.5, "the last picture is at \(times.last ?? 0) s; pictures at \(times); \(log)")
         let ours = try Decode.frame(dir.path("out.mov"), index: times.count - 1, pixelFormat: "rgb24")
-        let reference = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.path("reference.rgb"))))
-        try #require(ours.count == reference.count)
-        let full = (x: 0, y: 0, w: 1700, h: 1080), inset = (x: 1748, y: 20, w: 152, h: 205)
-        let fullPSNR = psnr(Self.region(ours, width: 1920, full), Self.region(reference, width: 1920, full))
-        let insetPSNR = psnr(Self.region(ours, width: 1920, inset), Self.region(reference, width: 1920, inset))
-        // The same inset place against the back camera's picture: what a swap or a missing
-        // inset would show.
-        let backThere = try Decode.frame(dir.path("back.png"), index: 0, filter: "scale=1920:1080", pixelFormat: "rgb24")
-        let wrongPSNR = psnr(Self.region(ours, width: 1920, inset), Self.region(backThere, width: 1920, inset))
+        let (fullPSNR, insetPSNR, wrongPSNR) = try StillsComposition.psnrs(ours, in: dir)
         print(String(format: "MJPEG cameras against ffmpeg's composition: full frame %.1f dB, inset %.1f dB (%.1f dB against the back picture)",
                      fullPSNR, insetPSNR, wrongPSNR))
         #expect(fullPSNR > 25 && insetPSNR > 22 && wrongPSNR < insetPSNR - 6, "pictures at \(times) s; \(log)")
