@@ -119,7 +119,9 @@ final class VirtualDisplay {
         }
         try #require(r.status == 0, "\(r.stderr)")
         // On screen: the composed picture, then swapped by the click, then back by the key.
-        let start = try #require(screens["start"]), clicked = try #require(screens["clicked"]), s = try #require(screens["s"])
+        // A CI run once found no window in 20 s and recorded the whole 30 s: what dualcam said.
+        let start = try #require(screens["start"], "no preview window named 'dualcam - recording' within 20 s: \(r.stderr)")
+        let clicked = try #require(screens["clicked"]), s = try #require(screens["s"])
         #expect(Self.isBlue(start.full) && Self.isRed(start.inset), "start: \(start)")
         #expect(Self.isRed(clicked.full) && Self.isBlue(clicked.inset), "after the click: \(clicked)")
         #expect(Self.isBlue(s.full) && Self.isRed(s.inset), "after s: \(s)")
