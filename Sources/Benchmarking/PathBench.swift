@@ -50,7 +50,7 @@ public struct PathBench {
         public var otherMs: Double?
         /// Frames of the run composed in place (no copy of the main picture).
         public var composedInPlace: Int
-        /// The least this frame's work can cost here, measured right after it (`floorWork`).
+        /// The least this frame's work can cost here (`floorWork`), timed frame by frame beside it.
         public var floor: LatencyBench.Stats
         public var floorLabel: String
     }
@@ -64,10 +64,11 @@ public struct PathBench {
     public init() {}
 
     public func run(_ c: Case) throws -> Result {
+        let floor = try floorWork(c)
         switch c.path {
         case .compose:
             let tally = Tally()
-            let ours = try measure(try composeWork(c, tally: tally), tally: tally)
+            let ours = try measure(try composeWork(c, tally: tally), tally: tally, beside: floor)
             var kernels = LatencyBench()
             kernels.frames = frames
             kernels.warmup = warmup
@@ -76,20 +77,19 @@ public struct PathBench {
                 LatencyBench.Case(name: c.name, back: c.back, front: c.front, frontMatrix: .bt709, swapped: c.swapped),
                 layout: layout)
             return Result(name: c.name, ours: ours.stats, reference: reference, referenceLabel: "libswscale scaling + copy",
-                          otherMs: nil, composedInPlace: ours.inPlace, floor: try measureFloor(c), floorLabel: Self.floorLabel(c))
+                          otherMs: nil, composedInPlace: ours.inPlace, floor: ours.floor, floorLabel: Self.floorLabel(c))
         case .recordYUYV:
-            let ours = try measureRecordYUYV(c)
-            let floor = try measureFloor(c)
+            let ours = try measureRecord(c, back: yuyvCamera(c.back, name: "back"), front: yuyvCamera(c.front, name: "front"),
+                                         roleSized: true, beside: floor)
             let reference = try measureRecordYUYVSwscale(c)
             return Result(name: c.name, ours: ours.stats, reference: reference, referenceLabel: "libswscale conversion + scaling + copy",
-                          otherMs: ours.otherMs, composedInPlace: ours.inPlace, floor: floor, floorLabel: Self.floorLabel(c))
+                          otherMs: ours.otherMs, composedInPlace: ours.inPlace, floor: ours.floor, floorLabel: Self.floorLabel(c))
         case .recordMJPEG:
-            let ours = try measureRecordMJPEG(c, reference: false)
-            let floor = try measureFloor(c)
-            let reference = try measureRecordMJPEG(c, reference: true)
+            let ours = try measureRecordMJPEG(c, reference: false, beside: floor)
+            let reference = try measureRecordMJPEG(c, reference: true, beside: { _ in })
             return Result(name: c.name, ours: ours.stats, reference: reference.stats,
                           referenceLabel: "full-size decoding, libswscale conversion",
-                          otherMs: ours.otherMs, composedInPlace: ours.inPlace, floor: floor, floorLabel: Self.floorLabel(c))
+                          otherMs: ours.otherMs, composedInPlace: ours.inPlace, floor: ours.floor, floorLabel: Self.floorLabel(c))
         }
     }
 
@@ -165,18 +165,6 @@ public struct PathBench {
             traffic.run(reads: mainReads + insetReads,
                         writes: planes(canvases[n % 2].view, Rect(x: 0, y: 0, width: canvas.width, height: canvas.height)))
         }
-    }
-
-    private func measureFloor(_ c: Case) throws -> LatencyBench.Stats {
-        let floor = try floorWork(c)
-        var times = [UInt64](repeating: 0, count: frames)
-        for i in -warmup..<frames {
-            let t0 = DispatchTime.now().uptimeNanoseconds
-            try floor(i + warmup)
-            let t1 = DispatchTime.now().uptimeNanoseconds
-            if i >= 0 { times[i] = t1 - t0 }
-        }
-        return LatencyBench.Stats(times)
     }
 
     /// How many distinct sources of `bytes` each make the ring: cold, enough to pass 64 MB
@@ -306,37 +294,50 @@ public struct PathBench {
         }
     }
 
-    typealias Measured = (stats: LatencyBench.Stats, otherMs: Double, inPlace: Int)
+    typealias Measured = (stats: LatencyBench.Stats, otherMs: Double, inPlace: Int, floor: LatencyBench.Stats)
 
     /// Times `work.frame` per frame. `work.prepare` (the front camera's part) is timed
     /// apart: it is not this frame's latency. In-place frames are counted after the warm-up.
-    private func measure(_ work: FrameWork, tally: Tally) throws -> Measured {
+    /// The floor (nothing, unless given) is timed in the same loop, frame by frame beside the path (on
+    /// alternate sides of it): a shared machine's slow spells then fall on both, where a
+    /// floor timed after the path was often measured in another spell (ratios from 2.2x to
+    /// 4.5x for the same build, minutes apart).
+    private func measure(_ work: FrameWork, tally: Tally, beside floor: (Int) throws -> Void = { _ in }) throws -> Measured {
         var times = [UInt64](repeating: 0, count: frames), otherNs = [UInt64](repeating: 0, count: frames)
+        var floorNs = [UInt64](repeating: 0, count: frames)
         var inPlaceBefore = 0
+        func timeFloor(_ i: Int) throws {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            try floor(i + warmup)
+            let t1 = DispatchTime.now().uptimeNanoseconds
+            if i >= 0 { floorNs[i] = t1 - t0 }
+        }
         for i in -warmup..<frames {
             if i == 0 { inPlaceBefore = tally.inPlace }
+            if i & 1 == 0 { try timeFloor(i) }
             let t0 = DispatchTime.now().uptimeNanoseconds
             try work.prepare(i + warmup)
             let t1 = DispatchTime.now().uptimeNanoseconds
             try work.frame(i + warmup)
             let t2 = DispatchTime.now().uptimeNanoseconds
             if i >= 0 { times[i] = t2 - t1; otherNs[i] = t1 - t0 }
+            if i & 1 != 0 { try timeFloor(i) }
         }
-        return (LatencyBench.Stats(times), Double(otherNs.sorted()[frames / 2]) / 1e6, tally.inPlace - inPlaceBefore)
+        return (LatencyBench.Stats(times), Double(otherNs.sorted()[frames / 2]) / 1e6, tally.inPlace - inPlaceBefore,
+                LatencyBench.Stats(floorNs))
     }
 
-    private func measureRecord(_ c: Case, back: Camera, front: Camera, roleSized: Bool) throws -> Measured {
+    private func measureRecord(_ c: Case, back: Camera, front: Camera, roleSized: Bool,
+                               beside floor: (Int) throws -> Void) throws -> Measured {
         let tally = Tally()
-        return try measure(try recordWork(c, back: back, front: front, roleSized: roleSized, tally: tally), tally: tally)
+        return try measure(try recordWork(c, back: back, front: front, roleSized: roleSized, tally: tally), tally: tally,
+                           beside: floor)
     }
 
-    private func measureRecordYUYV(_ c: Case) throws -> Measured {
-        try measureRecord(c, back: yuyvCamera(c.back, name: "back"), front: yuyvCamera(c.front, name: "front"), roleSized: true)
-    }
-
-    private func measureRecordMJPEG(_ c: Case, reference: Bool) throws -> Measured {
+    private func measureRecordMJPEG(_ c: Case, reference: Bool, beside floor: (Int) throws -> Void) throws -> Measured {
         try measureRecord(c, back: mjpegCamera(c.back, name: "back", seed: 1, libswscale: reference),
-                          front: mjpegCamera(c.front, name: "front", seed: 2, libswscale: reference), roleSized: !reference)
+                          front: mjpegCamera(c.front, name: "front", seed: 2, libswscale: reference), roleSized: !reference,
+                          beside: floor)
     }
 
     /// An ffmpeg pipeline's way with the same buffers: libswscale converts (and scales) the
