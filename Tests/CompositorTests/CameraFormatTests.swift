@@ -54,6 +54,53 @@ import Testing
         }
     }
 
+    /// The inset camera's reduced conversion, whole and in the two parts two threads
+    /// convert, against the reference; with and without re-encoding. The sizes include ones
+    /// whose rows end inside a block (the last block overlaps) and ones too narrow for a
+    /// block (the reference runs).
+    @Test(.timeLimit(.minutes(1)), arguments: [CameraFormats.Packed422.yuyv, .uyvy], [1, 2])
+    func packed422ReducedSIMDMatchesScalar(order: CameraFormats.Packed422, shift: Int) {
+        for (w, h) in [(1920, 1080), (1280, 720), (640, 480), (1928, 1088), (128, 8), (64, 16), (32, 8)]
+        where CameraFormats.packed422Reduces(Size(width: w, height: h), shift: shift) {
+            let stride = 2 * w + 40
+            var rng = SplitMix64(state: UInt64(w * 7 + h + shift))
+            let src = (0..<(stride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let size = Size(width: w >> shift, height: h >> shift)
+            for conversion in [nil, ColorConversion(from: .bt601, to: .bt709)] {
+                let reference = I420Buffer(size: size), whole = I420Buffer(size: size), parts = I420Buffer(size: size)
+                CameraFormats.packed422ReducedScalar(src, stride: stride, order: order, shift: shift, into: reference.view,
+                                                     converting: conversion)
+                CameraFormats.packed422ReducedSIMD(src, stride: stride, order: order, shift: shift, into: whole.view,
+                                                   converting: conversion)
+                let rows = parts.view.u.height, split = rows / 3
+                CameraFormats.packed422ReducedSIMD(src, stride: stride, order: order, shift: shift, into: parts.view,
+                                                   converting: conversion, chromaRows: split..<rows)
+                CameraFormats.packed422ReducedSIMD(src, stride: stride, order: order, shift: shift, into: parts.view,
+                                                   converting: conversion, chromaRows: 0..<split)
+                #expect(differingSamples(reference, whole, parts) == 0, "\(w)x\(h) 1/\(1 << shift) \(conversion == nil ? "" : "re-encoded")")
+            }
+            // The reference itself, on the first block: the rounded means, counted by hand.
+            let reference = I420Buffer(size: size)
+            CameraFormats.packed422ReducedScalar(src, stride: stride, order: order, shift: shift, into: reference.view,
+                                                 converting: nil)
+            let n = 1 << shift, (lo, co) = order == .yuyv ? (0, 1) : (1, 0)
+            let luma = (0..<n).flatMap { r in (0..<n).map { x in Int(src[r * stride + 2 * x + lo]) } }
+            let u = (0..<2 * n).flatMap { r in (0..<n).map { p in Int(src[r * stride + 4 * p + co]) } }
+            let v = (0..<2 * n).flatMap { r in (0..<n).map { p in Int(src[r * stride + 4 * p + co + 2]) } }
+            func mean(_ s: [Int]) -> UInt8 { UInt8((s.reduce(0, +) + s.count / 2) / s.count) }
+            #expect(reference.view.y[0, 0] == mean(luma) && reference.view.u[0, 0] == mean(u) && reference.view.v[0, 0] == mean(v))
+        }
+    }
+
+    /// Which frames reduce: whole blocks only.
+    @Test(.timeLimit(.minutes(1))) func packed422ReducesWholeBlocksOnly() {
+        #expect(CameraFormats.packed422Reduces(Size(width: 1920, height: 1080), shift: 2))
+        #expect(CameraFormats.packed422Reduces(Size(width: 1280, height: 720), shift: 1))
+        #expect(!CameraFormats.packed422Reduces(Size(width: 1280, height: 722), shift: 2))
+        #expect(!CameraFormats.packed422Reduces(Size(width: 1922, height: 1080), shift: 1))
+        #expect(!CameraFormats.packed422Reduces(Size(width: 1920, height: 1080), shift: 3))
+    }
+
     @Test(arguments: [(640, 360), (1280, 720), (32, 2), (34, 3), (1920, 1080)])
     func nv12SIMDMatchesScalar(w: Int, h: Int) {
         let cw = (w + 1) / 2, ch = (h + 1) / 2
