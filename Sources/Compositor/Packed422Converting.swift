@@ -45,15 +45,24 @@ extension CameraFormats {
 
 extension CameraFormats {
     /// One camera buffer's conversion for `ForkJoin`: each half does half the chroma rows.
-    /// The camera's capture thread keeps one and refills it for every buffer.
+    /// The camera's capture thread keeps one and refills it for every buffer. `shift` > 0
+    /// reduces (`packed422ReducedSIMD`); `conversion` nil keeps the camera's matrix.
     public final class Packed422Job: ForkJoinJob {
-        public var source: UnsafePointer<UInt8>?, stride = 0, order = Packed422.yuyv
+        public var source: UnsafePointer<UInt8>?, stride = 0, order = Packed422.yuyv, shift = 0
         public var output: I420View?, conversion: ColorConversion?
         public init() {}
         public func run(half: Int) {
-            guard let source, let output, let conversion else { return }
-            packed422SIMD(source, stride: stride, order: order, into: output, converting: conversion,
-                          chromaRows: ForkJoin.rows(half, of: output.u.height))
+            guard let source, let output else { return }
+            let rows = ForkJoin.rows(half, of: output.u.height)
+            if shift > 0 {
+                packed422ReducedSIMD(source, stride: stride, order: order, shift: shift, into: output, converting: conversion,
+                                     chromaRows: rows)
+            } else if let conversion {
+                packed422SIMD(source, stride: stride, order: order, into: output, converting: conversion, chromaRows: rows)
+            } else {
+                let part = output.chromaRows(rows)
+                packed422SIMD(source + 2 * rows.lowerBound * stride, stride: stride, order: order, into: part)
+            }
         }
     }
 }

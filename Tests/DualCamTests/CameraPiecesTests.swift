@@ -54,6 +54,56 @@ import Testing
         #expect(!bytes.withUnsafeBytes { RawFrameConverter.convert(UnsafeRawBufferPointer(rebasing: $0.dropLast(line)), stream, into: out.view, output: .bt709) != nil })
     }
 
+    /// The camera in the inset: its packed 4:2:2 frames are converted no larger than the inset
+    /// needs (1080p at 1/4, 720p at 1/2), as its JPEGs would be decoded, and said once; full
+    /// frame, at full size again. The reduced picture against ffmpeg's shrinking of the same
+    /// bytes (libswscale's area filter: a box for whole ratios). A size with no whole blocks
+    /// stays full size.
+    @Test(.timeLimit(.minutes(2)), arguments: [(1920, 1080, 2), (1280, 720, 1), (1282, 720, 0)])
+    func theInsetCamerasPackedFramesAreConvertedNoLargerThanTheInsetNeeds(size: (w: Int, h: Int, shift: Int)) throws {
+        let (w, h, shift) = size
+        // Smooth, with detail at every scale the box sees, and chroma that moves on its own.
+        var yuyv = [UInt8](repeating: 0, count: 2 * w * h)
+        for y in 0..<h {
+            for x in 0..<w {
+                let luma = 128 + 60 * sin(Double(x) / 23) * cos(Double(y) / 31) + 40 * sin(Double(x + 2 * y) / 7)
+                let chroma = x % 2 == 0 ? 128 + 50 * sin(Double(y) / 17 + Double(x) / 41) : 128 + 50 * cos(Double(x) / 29)
+                yuyv[2 * (y * w + x)] = UInt8(max(16, min(235, luma)))
+                yuyv[2 * (y * w + x) + 1] = UInt8(chroma)
+            }
+        }
+        let stream = StreamFormat(fourcc: .yuyv, width: w, height: h, bytesPerLine: 2 * w, imageSize: 2 * w * h,
+                                  framesPerSecond: 30, matrix: .bt709)
+        let maker = CameraFrameMaker(name: "cam", matrix: .bt709, output: .bt709)
+        let exchange = FrameExchange()
+        let inset = try #require(yuyv.withUnsafeBytes { maker.make($0, isDamaged: false, stream: stream, inset: PiPLayout().inset, exchange: exchange) })
+        #expect(inset.shift == shift)
+        #expect(inset.frame.buffer.view.size == Size(width: w >> shift, height: h >> shift))
+        #expect(maker.scaleChange(inset.shift) == (shift == 0 ? nil : "cam: converting YUYV at 1/\(1 << shift) size for the inset"))
+        #expect(maker.scaleChange(inset.shift) == nil)
+        let full = try #require(yuyv.withUnsafeBytes { maker.make($0, isDamaged: false, stream: stream, inset: nil, exchange: exchange) })
+        #expect(full.shift == 0 && full.frame.buffer.view.size == Size(width: w, height: h))
+        #expect(maker.scaleChange(full.shift) == (shift == 0 ? nil : "cam: converting YUYV at full size (full frame)"))
+        guard shift > 0 else { return }
+
+        let dir = try TempDir()
+        try Data(yuyv).write(to: URL(fileURLWithPath: dir.path("in.yuyv")))
+        let ffmpeg = try #require(Env.tool("ffmpeg"))
+        let r = try run(ffmpeg, ["-nostdin", "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuyv422", "-s", "\(w)x\(h)",
+                                 "-i", dir.path("in.yuyv"), "-vf", "scale=\(w >> shift):\(h >> shift):flags=area",
+                                 "-f", "rawvideo", "-pix_fmt", "yuv420p", "-y", dir.path("out.yuv")])
+        try #require(r.status == 0, "\(r.stderr)")
+        let reference = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.path("out.yuv"))))
+        let view = inset.frame.buffer.view
+        var offset = 0
+        for (name, plane) in [("Y", view.y), ("U", view.u), ("V", view.v)] {
+            let ours = (0..<plane.height).flatMap { y in (0..<plane.width).map { plane[$0, y] } }
+            let theirs = Array(reference[offset..<(offset + ours.count)])
+            offset += ours.count
+            #expect(psnr(ours, theirs) > 45, "\(name) \(w)x\(h) 1/\(1 << shift): \(psnr(ours, theirs)) dB")
+        }
+    }
+
     @Test func theCamerasOwnFormatsComeBeforeOnesLibv4l2MakesUp() {
         func format(_ f: String, emulated: Bool) -> CaptureDeviceInfo.Format {
             CaptureDeviceInfo.Format(fourcc: f, description: f, emulated: emulated, modes: [])

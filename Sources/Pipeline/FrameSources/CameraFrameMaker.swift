@@ -2,8 +2,9 @@ import Compositor
 import MediaIO
 
 /// Turns one camera buffer into the I420 picture the composer takes, on the camera's
-/// capture thread: uncompressed formats converted by our kernels, JPEGs decoded no larger
-/// than the camera's role needs (the inset's size while it is the inset). Damaged buffers
+/// capture thread: uncompressed formats converted by our kernels, JPEGs decoded (and packed
+/// 4:2:2 converted) no larger than the camera's role needs (the inset's size while it is the
+/// inset). Damaged buffers
 /// give nil. `dualcam bench` runs this same code on made-up buffers.
 package final class CameraFrameMaker {
     package let name: String
@@ -32,28 +33,35 @@ package final class CameraFrameMaker {
         guard !isDamaged else { return nil }
         let full = Size(width: stream.width, height: stream.height)
         guard CameraPixelFormat.isJPEG(stream.fourcc) else {
-            let frame = exchange.frameToFill(size: full)
-            guard let m = RawFrameConverter.convert(bytes, stream, into: frame.buffer.view, output: output, fork: (fork, packed422Job)) else { return nil }
+            let shift = RawFrameConverter.shift(stream, inset: inset)
+            let frame = exchange.frameToFill(size: DecodeScale.reduced(full, shift: shift))
+            guard let m = RawFrameConverter.convert(bytes, stream, into: frame.buffer.view, shift: shift, output: output,
+                                                    fork: (fork, packed422Job))
+            else { return nil }
             matrix = m
-            return (frame, 0)
+            lastFormat = stream.fourcc
+            return (frame, shift)
         }
         let shift = inset.map { DecodeScale.largestShift(source: full, covering: $0) } ?? 0
         guard let decoder = decoder(shift: shift) else { return nil }
         let frame = exchange.frameToFill(size: DecodeScale.reduced(full, shift: shift))
         guard let m = try? decoder.decode(bytes, into: frame.buffer, output: output, fork: fork) else { return nil }
         matrix = m
+        lastFormat = stream.fourcc
         return (frame, shift)
     }
 
-    /// The scale of the last picture made (raw formats: always 0).
+    /// The scale of the last picture made, and what made it at that scale.
     private var lastShift = 0
+    private var lastFormat: FourCC?
 
-    /// The line that says at what size this source's JPEGs are decoded from now on, when a
+    /// The line that says at what size this source's frames are made from now on, when a
     /// picture made at `shift` changes it; nil otherwise.
     func scaleChange(_ shift: Int) -> String? {
         guard shift != lastShift else { return nil }
         lastShift = shift
-        return shift == 0 ? "\(name): decoding MJPG at full size (full frame)" : "\(name): decoding MJPG at 1/\(1 << shift) size for the inset"
+        let reducing = lastFormat.map { CameraPixelFormat.isJPEG($0) ? "decoding MJPG" : "converting \($0)" } ?? "decoding MJPG"
+        return shift == 0 ? "\(name): \(reducing) at full size (full frame)" : "\(name): \(reducing) at 1/\(1 << shift) size for the inset"
     }
 
     /// One decoder per scale, kept: a swap moves between two of them every few seconds.

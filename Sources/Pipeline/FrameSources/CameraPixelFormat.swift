@@ -55,30 +55,43 @@ enum RawFrameConverter {
         }
     }
 
-    /// Converts `bytes` into `out` (sized as the stream) and returns the matrix of what it
-    /// wrote: packed 4:2:2 is re-encoded to `output` in the same pass (no second pass over
-    /// the frame in the compositor); the planar formats keep the stream's. nil when the
-    /// buffer is short. With `fork`, packed 4:2:2 is converted on two threads.
-    static func convert(_ bytes: UnsafeRawBufferPointer, _ stream: StreamFormat, into out: I420View,
+    /// How far a frame of `stream` is reduced while it is converted, for a camera whose
+    /// picture fills `inset` (nil: it is full frame): packed 4:2:2 only, by as much as
+    /// still covers the inset (as a JPEG's decoding is), in whole blocks.
+    static func shift(_ stream: StreamFormat, inset: Size?) -> Int {
+        guard let inset, case .packed422 = CameraPixelFormat.row(stream.fourcc)?.layout else { return 0 }
+        let full = Size(width: stream.width, height: stream.height)
+        let covering = DecodeScale.largestShift(source: full, covering: inset, maxShift: CameraFormats.packed422Shifts.upperBound)
+        return stride(from: covering, through: 1, by: -1).first { CameraFormats.packed422Reduces(full, shift: $0) } ?? 0
+    }
+
+    /// Converts `bytes` into `out` (sized as the stream, reduced by `shift`, which only
+    /// packed 4:2:2 takes) and returns the matrix of what it wrote: packed 4:2:2 is
+    /// re-encoded to `output` in the same pass (no second pass over the frame in the
+    /// compositor); the planar formats keep the stream's. nil when the buffer is short.
+    /// With `fork`, packed 4:2:2 is converted on two threads.
+    static func convert(_ bytes: UnsafeRawBufferPointer, _ stream: StreamFormat, into out: I420View, shift: Int = 0,
                         output: YCbCrMatrix, fork: (fork: ForkJoin, job: CameraFormats.Packed422Job)? = nil) -> YCbCrMatrix? {
         guard let raw = bytes.baseAddress, bytes.count >= requiredBytes(stream),
               let layout = CameraPixelFormat.row(stream.fourcc)?.layout else { return nil }
         let base = raw.assumingMemoryBound(to: UInt8.self), line = stream.bytesPerLine
+        if case .packed422 = layout {} else { precondition(shift == 0, "only packed 4:2:2 is converted reduced") }
         switch layout {
         case let .packed422(order):
-            guard let conversion = ColorConversion.between(stream.matrix, output) else {
-                CameraFormats.packed422SIMD(base, stride: line, order: order, into: out)
-                return stream.matrix
-            }
-            guard let fork else {
+            let conversion = ColorConversion.between(stream.matrix, output)
+            if let fork {
+                let job = fork.job
+                (job.source, job.stride, job.order, job.shift, job.output, job.conversion) = (base, line, order, shift, out, conversion)
+                fork.fork.run(job)
+                (job.source, job.output) = (nil, nil)
+            } else if shift > 0 {
+                CameraFormats.packed422ReducedSIMD(base, stride: line, order: order, shift: shift, into: out, converting: conversion)
+            } else if let conversion {
                 CameraFormats.packed422SIMD(base, stride: line, order: order, into: out, converting: conversion)
-                return output
+            } else {
+                CameraFormats.packed422SIMD(base, stride: line, order: order, into: out)
             }
-            let job = fork.job
-            (job.source, job.stride, job.order, job.output, job.conversion) = (base, line, order, out, conversion)
-            fork.fork.run(job)
-            (job.source, job.output) = (nil, nil)
-            return output
+            return conversion == nil ? stream.matrix : output
         case .semiPlanar:
             CameraFormats.nv12SIMD(luma: base, lumaStride: line, chroma: base + line * stream.height,
                                    chromaStride: line, into: out)
