@@ -62,16 +62,20 @@ let package = Package(
             name: "CValgrind",
             providers: [.apt(["valgrind"])]
         ),
+        // The one vector instruction Swift cannot spell: bytes picked by a vector of indices
+        // (pshufb, tbl), for the compositor's enlarging kernel. A header, no library.
+        .systemLibrary(name: "CByteShuffle"),
         .systemLibrary(
             name: "CALSA",
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
-        // Pure Swift, no C dependency: the pixel kernels and the layout arithmetic.
-        // Always optimised: the kernels are unusably slow at -Onone, and the debug test
-        // suite composes real 1080p video through them.
+        // The pixel kernels and the layout arithmetic, in Swift; no C but the byte shuffle's
+        // header. Always optimised: the kernels are unusably slow at -Onone, and the debug
+        // test suite composes real 1080p video through them.
         .target(
             name: "Compositor",
+            dependencies: ["CByteShuffle"],
             swiftSettings: [.unsafeFlags(["-O"] + kernelISA)]
                 + (sanitized ? [.define("DUALCAM_SANITIZED")] : []) + strict
         ),

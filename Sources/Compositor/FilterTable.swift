@@ -19,6 +19,51 @@ public struct FilterTable: Sendable, Equatable {
     public let pairs: Pairs
     /// Exactly 2:1 with equal weights: kernels can pair neighbours without transposing.
     public let isHalving: Bool
+    /// The same filter as byte shuffles, when every block of 16 destination pixels reads
+    /// within 16 source bytes (enlarging): `Kernels.horizontalShuffledSIMD`. nil otherwise.
+    public let shuffled: Shuffled?
+
+    /// Blocks of 16 destination pixels, each made from one 16-byte load: for block b, the
+    /// destination x of its first pixel (the last block overlaps the one before it rather
+    /// than run short), the source x of its load, and per tap k, at `b * taps + k`, the
+    /// loaded byte each pixel takes and the weight it takes it with.
+    public struct Shuffled: Sendable, Equatable {
+        public let blockStarts: [Int32]
+        public let loads: [Int32]
+        public let indices: [SIMD16<UInt8>]
+        public let weights: [SIMD16<UInt16>]
+        /// One past the last source byte any load reads.
+        public let readEnd: Int
+
+        init?(count: Int, taps: Int, starts: [Int32], weights: [Int16], upper: Int) {
+            guard count >= 16 else { return nil }
+            var blockStarts: [Int32] = [], loads: [Int32] = [], indices: [SIMD16<UInt8>] = [], lanes: [SIMD16<UInt16>] = []
+            for b in 0..<(count + 15) / 16 {
+                let x0 = min(16 * b, count - 16)
+                // Near the right edge the load moves left so that it ends inside the row.
+                let load = min(Int(starts[x0]), upper - 16)
+                guard load >= 0 else { return nil }
+                blockStarts.append(Int32(x0))
+                loads.append(Int32(load))
+                for k in 0..<taps {
+                    var index = SIMD16<UInt8>(), weight = SIMD16<UInt16>()
+                    for lane in 0..<16 {
+                        let i = x0 + lane, byte = Int(starts[i]) + k - load
+                        guard (0..<16).contains(byte) else { return nil }
+                        index[lane] = UInt8(byte)
+                        weight[lane] = UInt16(weights[i * taps + k])
+                    }
+                    indices.append(index)
+                    lanes.append(weight)
+                }
+            }
+            self.blockStarts = blockStarts
+            self.loads = loads
+            self.indices = indices
+            self.weights = lanes
+            readEnd = Int(loads.max()!) + 16
+        }
+    }
 
     /// Destination pixels in pairs: for pair p and tap k, 16 UInt16 weights at
     /// `(p * taps + k) * 16`, eight of pixel 2p's then eight of pixel 2p+1's. An odd count
@@ -113,6 +158,7 @@ public struct FilterTable: Sendable, Equatable {
         pairs = Pairs(count: pairCount, starts: pStarts, weights: pWeights)
         isHalving = taps == 2 && weights.allSatisfy { $0 == 128 }
             && starts.indices.allSatisfy { starts[$0] == starts[0] + Int32(2 * $0) }
+        shuffled = Shuffled(count: count, taps: taps, starts: starts, weights: weights, upper: upper)
     }
 
     /// Destination pixels per source pixel along this axis (above 1: enlarging).

@@ -147,9 +147,10 @@ extension Resample {
         }
     }
 
-    /// Horizontal first (the picture grows taller): bands of 16 source rows are transposed
-    /// straight from the source, filtered across as columns, and transposed back into a ring
-    /// of filtered rows; each output row then blends its rows from the ring.
+    /// Horizontal first (the picture grows taller): source rows are filtered across into a
+    /// ring of filtered rows (row by row with byte shuffles when the table has them, else in
+    /// bands of 16 transposed into columns and back); each output row then blends its rows
+    /// from the ring.
     private static func enlarge(_ source: PlaneView, _ destination: PlaneView, _ xTable: FilterTable,
                                 _ yTable: FilterTable, _ rows: Range<Int>, _ scratch: ResampleScratch) {
         let taps = yTable.taps, width = xTable.count
@@ -169,8 +170,14 @@ extension Resample {
                         let count = min(16, sourceRows.upperBound - filteredEnd)
                         let next = filteredEnd + count
                         Prefetch.rows(source, next..<min(next + 16, sourceRows.upperBound), columns: xTable.sourceSpan)
-                        filterAcross(source, rows: filteredEnd, count: count, xTable, scratch, into: slot(filteredEnd),
-                                     stride: ringStride)
+                        if let shuffled = xTable.shuffled, shuffled.readEnd <= source.width {
+                            for r in filteredEnd..<next {
+                                Kernels.horizontalShuffledSIMD(source.row(r), table: shuffled, taps: xTable.taps, into: slot(r))
+                            }
+                        } else {
+                            filterAcross(source, rows: filteredEnd, count: count, xTable, scratch, into: slot(filteredEnd),
+                                         stride: ringStride)
+                        }
                         filteredEnd += count
                     }
                     for k in 0..<taps { scratch.rows[k] = UnsafePointer(slot(first + k)) }

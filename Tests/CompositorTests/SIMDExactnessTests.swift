@@ -36,7 +36,8 @@ import Testing
     }
 
     static let ratios: [(Int, Int)] = [(1280, 1920), (640, 1920), (541, 160), (3840, 1920), (720, 1080), (5, 160),
-                                       (1920, 1920), (1920, 1919), (33, 17), (2, 1), (1, 16), (4096, 160)]
+                                       (1920, 1920), (1920, 1919), (33, 17), (2, 1), (1, 16), (4096, 160), (16, 17),
+                                       (17, 1919), (360, 1080), (1279, 1920)]
 
     /// The column kernel on 16 transposed rows against the row-by-row reference.
     @Test(arguments: ratios)
@@ -54,6 +55,25 @@ import Testing
             Kernels.horizontalScalar(rows[r], offset: 0, table: t, into: &reference)
             #expect((0..<destination).allSatisfy { simd[$0 * 16 + r] == reference[$0] }, "row \(r)")
             #expect((0..<destination).allSatisfy { scalar[$0 * 16 + r] == reference[$0] }, "scalar row \(r)")
+        }
+    }
+
+    /// The shuffling kernel (enlarging, row by row) against the row reference, on every ratio
+    /// that has the table and at origins that put the last loads against the row's end.
+    @Test(.timeLimit(.minutes(1)), arguments: ratios)
+    func shuffledRowsMatchTheReference(source: Int, destination: Int) {
+        for origin in [0, 0.37, 0.5] {
+            let step = Double(source) / Double(destination)
+            let t = FilterTable(count: destination, origin: origin * step, step: step, lower: 0, upper: source)
+            // Enlarging a row of at least one vector always has the table; shrinking never does.
+            #expect((t.shuffled != nil) == (step < 1 && source >= 16 && destination >= 16), "\(source) -> \(destination)")
+            guard let shuffled = t.shuffled else { continue }
+            #expect(shuffled.readEnd <= source)
+            let row = randomBytes(source, seed: UInt64(source * 5 + destination))
+            var reference = [UInt8](repeating: 1, count: destination), simd = [UInt8](repeating: 2, count: destination)
+            Kernels.horizontalScalar(row, offset: 0, table: t, into: &reference)
+            Kernels.horizontalShuffledSIMD(row, table: shuffled, taps: t.taps, into: &simd)
+            #expect(reference == simd, "\(source) -> \(destination) from \(origin)")
         }
     }
 
