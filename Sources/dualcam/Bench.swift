@@ -368,7 +368,7 @@ struct BaselineGate {
     /// True when no case regressed.
     func check(_ rows: [(name: String, metrics: [String: Double])]) throws -> Bool {
         fflush(nil)  // every output stream: the report first, then the verdict, in a log that takes both
-        var regressed: [String] = [], compared = 0
+        var regressed: [String] = [], improved: [String] = [], compared = 0
         for row in rows {
             guard let old = baseline[row.name] else {
                 FileHandle.standardError.write(Data("bench: \(row.name): not in \(path), not gated\n".utf8))
@@ -378,19 +378,24 @@ struct BaselineGate {
                 guard let before = old[metric], before > 0 else { continue }
                 compared += 1
                 let change = (value / before - 1) * 100
-                if change > tolerance {
-                    let unit = kind == .instructions ? Bench.grouped(value) : String(format: "%.3f ms", value)
-                    let was = kind == .instructions ? Bench.grouped(before) : String(format: "%.3f ms", before)
-                    regressed.append(String(format: "%@ %@: %@ against %@ (%+.2f %%)", row.name, metric, unit, was, change))
-                }
+                guard abs(change) > tolerance else { continue }
+                let unit = kind == .instructions ? Bench.grouped(value) : String(format: "%.3f ms", value)
+                let was = kind == .instructions ? Bench.grouped(before) : String(format: "%.3f ms", before)
+                let line = String(format: "%@ %@: %@ against %@ (%+.2f %%)", row.name, metric, unit, was, change)
+                if change > 0 { regressed.append(line) } else { improved.append(line) }
             }
         }
         for line in regressed {
             FileHandle.standardError.write(Data("bench: REGRESSED \(line), over the \(String(format: "%g", tolerance)) % tolerance\n".utf8))
         }
+        // A gain kept in the baseline would hide a later regression of up to its size.
+        for line in improved {
+            FileHandle.standardError.write(Data(("bench: improved \(line): save a new baseline (the same command with "
+                + "--json > \(path), without --baseline) so that a later regression cannot hide behind this gain\n").utf8))
+        }
         if regressed.isEmpty {
-            FileHandle.standardError.write(Data(
-                "bench: \(compared) figures of \(rows.count) cases within \(String(format: "%g", tolerance)) % of \(path)\n".utf8))
+            FileHandle.standardError.write(Data(("bench: \(compared) figures of \(rows.count) cases, none more than "
+                + "\(String(format: "%g", tolerance)) % over \(path)\n").utf8))
         }
         return regressed.isEmpty
     }

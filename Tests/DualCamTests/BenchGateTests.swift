@@ -43,7 +43,14 @@ struct BenchGateTests {
         // The same count: within the 1 % tolerance, whatever else the machine did meanwhile.
         let same = try dualcam(Self.arguments + ["--baseline", try baseline(dir, instructions: instructions)])
         #expect(same.status == 0, "\(same.stderr)\(Self.valgrindLogs(named: same.stderr))")
-        #expect(same.stderr.contains("within 1 % of"), "\(same.stderr)")
+        #expect(same.stderr.contains("none more than 1 % over"), "\(same.stderr)")
+        #expect(!same.stderr.contains("improved"), "\(same.stderr)")
+
+        // Today's code 3 % under a baseline: it passes, and says to save a new baseline.
+        let higher = try dualcam(Self.arguments + ["--baseline", try baseline(dir, instructions: instructions * 1.03)])
+        #expect(higher.status == 0, "\(higher.stderr)")
+        #expect(higher.stderrLines.contains { $0.hasPrefix("bench: improved inset-only-480p instructions_per_frame") && $0.contains("save a new baseline") },
+                "\(higher.stderr)")
 
         // Today's code 3 % over a baseline: a regression, named.
         let lower = try dualcam(Self.arguments + ["--baseline", try baseline(dir, instructions: instructions / 1.03)])
