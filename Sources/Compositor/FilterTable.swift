@@ -19,6 +19,9 @@ public struct FilterTable: Sendable, Equatable {
     public let pairs: Pairs
     /// Exactly 2:1 with equal weights: kernels can pair neighbours without transposing.
     public let isHalving: Bool
+    /// The source range any destination pixel reads. (Stored: the kernels ask for it per
+    /// band, and working it out is a pass over `starts`.)
+    public let sourceSpan: Range<Int>
     /// The same filter as byte shuffles, when every block of 16 destination pixels reads
     /// within 16 source bytes (enlarging): `Kernels.horizontalShuffledSIMD`. nil otherwise.
     public let shuffled: Shuffled?
@@ -159,6 +162,7 @@ public struct FilterTable: Sendable, Equatable {
         isHalving = taps == 2 && weights.allSatisfy { $0 == 128 }
             && starts.indices.allSatisfy { starts[$0] == starts[0] + Int32(2 * $0) }
         shuffled = Shuffled(count: count, taps: taps, starts: starts, weights: weights, upper: upper)
+        sourceSpan = Int(starts.min()!)..<Int(starts.max()!) + taps
     }
 
     /// Destination pixels per source pixel along this axis (above 1: enlarging).
@@ -175,12 +179,6 @@ public struct FilterTable: Sendable, Equatable {
         return q
     }
 
-    /// The source range any destination pixel reads.
-    public var sourceSpan: Range<Int> {
-        let lo = Int(starts.min()!)
-        let hi = Int(starts.max()!) + taps
-        return lo..<hi
-    }
 }
 
 /// Everything needed to scale one source picture into one destination rectangle:
