@@ -62,6 +62,9 @@ let package = Package(
             name: "CValgrind",
             providers: [.apt(["valgrind"])]
         ),
+        // perf_event_open and its ioctls (variadic in C) for `dualcam bench --instructions`
+        // where the CPU counts instructions. A header, no library.
+        .systemLibrary(name: "CPerfEvent"),
         // The one vector instruction Swift cannot spell: bytes picked by a vector of indices
         // (pshufb, tbl), for the compositor's enlarging kernel. A header, no library.
         .systemLibrary(name: "CByteShuffle"),
@@ -83,7 +86,7 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor", "CV4L2"], swiftSettings: strict),
         // The benchmark harness (`dualcam bench`): the product's paths timed beside their
         // floors and libswscale / libjpeg-turbo references. Nothing in the product uses it.
-        .target(name: "Benchmarking", dependencies: ["Pipeline", "MediaIO", "Compositor", "CFFmpeg", "CJPEG", "CValgrind"], swiftSettings: strict),
+        .target(name: "Benchmarking", dependencies: ["Pipeline", "MediaIO", "Compositor", "CFFmpeg", "CJPEG", "CValgrind", "CPerfEvent"], swiftSettings: strict),
         // The preview window (SDL2): shows what Pipeline composes, on its own thread.
         .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "MediaIO", "Compositor"], swiftSettings: strict),
         .executableTarget(

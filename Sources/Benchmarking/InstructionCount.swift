@@ -16,11 +16,11 @@ public enum InstructionCount {
     /// Suffix of the dump that holds a record case's other camera (its own thread's work).
     public static let otherSuffix = "/other"
 
-    /// In the counted process: `warmup` frames uncounted (scale plans, pools, first-use
-    /// paths), then `frames` frames of `frame` counted and dumped as `name`; when `prepare`
-    /// does work of its own (the other camera), another pass counts it alone and dumps it as
-    /// `name` + `otherSuffix`. Collection is toggled, so nothing between counts.
-    public static func count(name: String, frames: Int, warmup: Int = 3,
+    /// `warmup` frames uncounted (scale plans, pools, first-use paths), then `frames` frames
+    /// of `frame` counted and recorded as `name`; when `prepare` does work of its own (the
+    /// other camera), another pass counts it alone and records it as `name` + `otherSuffix`.
+    /// The counter runs only around the counted calls.
+    public static func count(name: String, frames: Int, warmup: Int = 3, with counter: some RegionCounter,
                              prepare: (Int) throws -> Void, frame: (Int) throws -> Void, countsPrepare: Bool) throws {
         for n in 0..<warmup {
             try prepare(n)
@@ -28,25 +28,35 @@ public enum InstructionCount {
         }
         var n = warmup
         if countsPrepare {
-            dc_callgrind_zero_stats()
+            try counter.zero()
             for _ in 0..<frames {
-                dc_callgrind_toggle_collect()
+                try counter.resume()
                 try prepare(n)
-                dc_callgrind_toggle_collect()
+                try counter.pause()
                 try frame(n)
                 n += 1
             }
-            dc_callgrind_dump_stats_at(name + otherSuffix)
+            try counter.record(name + otherSuffix)
         }
-        dc_callgrind_zero_stats()
+        try counter.zero()
         for _ in 0..<frames {
             try prepare(n)
-            dc_callgrind_toggle_collect()
+            try counter.resume()
             try frame(n)
-            dc_callgrind_toggle_collect()
+            try counter.pause()
             n += 1
         }
-        dc_callgrind_dump_stats_at(name)
+        try counter.record(name)
+    }
+
+    /// The counted process's side of callgrind: collection toggled by client requests, each
+    /// total dumped under its name for `launch` to read back.
+    public final class Callgrind: RegionCounter {
+        public init() {}
+        public func zero() { dc_callgrind_zero_stats() }
+        public func resume() { dc_callgrind_toggle_collect() }
+        public func pause() { dc_callgrind_toggle_collect() }
+        public func record(_ name: String) { dc_callgrind_dump_stats_at(name) }
     }
 
     public enum Failure: Error, CustomStringConvertible {

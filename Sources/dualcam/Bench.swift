@@ -37,8 +37,12 @@ struct Bench: ParsableCommand {
     var mjpeg = false
     @Option(help: "The inset drawn: rounded (corners, shadow: what dualcam draws by default) or plain (a rectangle).")
     var insetStyle: InsetStyleChoice = .rounded
-    @Flag(help: "Count instructions per frame instead of timing (valgrind's callgrind: the same count whatever else the machine runs).")
+    @Flag(help: "Count instructions per frame instead of timing (the same count whatever else the machine runs).")
     var instructions = false
+    @Option(help: ArgumentHelp(
+        "What counts them: perf (the CPU's counter, perf_event_open), callgrind (valgrind), or auto: the --baseline's counter, else perf where the machine has it, else callgrind.",
+        valueName: "counter"))
+    var counter: CounterChoice = .auto
     @Option(help: ArgumentHelp("Compare with a saved --json run (the same kind: instructions or times) and exit 1 naming every case that regressed.",
                                valueName: "FILE"))
     var baseline: String?
@@ -49,6 +53,10 @@ struct Bench: ParsableCommand {
     @Flag(help: .hidden) var counted = false
 
     var framesPerCase: Int { frames ?? (instructions || counted ? 10 : 600) }
+
+    enum CounterChoice: String, CaseIterable, ExpressibleByArgument {
+        case auto, perf, callgrind
+    }
 
     enum InsetStyleChoice: String, CaseIterable {
         case rounded, plain
@@ -63,6 +71,7 @@ struct Bench: ParsableCommand {
         guard (1...2).contains(threads) else { throw ValidationError("--threads must be 1 or 2") }
         guard framesPerCase >= 1 && framesPerCase <= 1_000_000 else { throw ValidationError("--frames must be from 1 to 1000000") }
         if let tolerance, !(tolerance >= 0 && tolerance <= 1000) { throw ValidationError("--tolerance must be from 0 to 1000 (per cent)") }
+        if counter != .auto && !instructions { throw ValidationError("--counter chooses what --instructions counts with: add --instructions") }
         if (instructions || counted) && (mjpeg || verify || withScalar) {
             throw ValidationError("--instructions counts the path cases: not with --mjpeg, --verify or --with-scalar")
         }
@@ -226,13 +235,18 @@ extension Bench {
     /// The cases asked for, in the order given (all by default).
     var selectedCases: [String] { cases.map { $0.split(separator: ",").map(String.init) } ?? Self.defaultCases }
 
-    /// Under callgrind: each case's per-frame work, counted. One thread composes (a second
-    /// thread's share is the same instructions, and its waits would vary the count), and
-    /// sources are warm (where they come from changes the time, not the instructions).
+    /// Under callgrind: each case's per-frame work, counted (`count`).
     func countInstructions() throws {
         guard InstructionCount.underValgrind else {
             throw ValidationError("--counted is what --instructions runs under valgrind; use --instructions")
         }
+        try count(with: InstructionCount.Callgrind())
+    }
+
+    /// Each case's per-frame work, counted. One thread composes (a second thread's share is
+    /// the same instructions, and its waits would vary the count), and sources are warm
+    /// (where they come from changes the time, not the instructions).
+    func count(with counter: some RegionCounter) throws {
         var paths = PathBench()
         paths.threads = 1
         paths.sources = .warm
@@ -244,25 +258,51 @@ extension Bench {
         for name in selectedCases {
             if let c = PathBench.cases.first(where: { $0.name == name }) {
                 let work = try paths.work(c)
-                try InstructionCount.count(name: name, frames: framesPerCase, prepare: work.prepare, frame: work.frame,
-                                           countsPrepare: c.path != .compose)
+                try InstructionCount.count(name: name, frames: framesPerCase, with: counter, prepare: work.prepare,
+                                           frame: work.frame, countsPrepare: c.path != .compose)
             } else if let c = LatencyBench.cases.first(where: { $0.name == name }) {
                 let frame = try kernels.work(c)
-                try InstructionCount.count(name: name, frames: framesPerCase, prepare: { _ in }, frame: frame, countsPrepare: false)
+                try InstructionCount.count(name: name, frames: framesPerCase, with: counter, prepare: { _ in }, frame: frame,
+                                           countsPrepare: false)
             }
         }
     }
 
-    /// Counts every case under callgrind, prints the figures, and holds them against --baseline.
+    /// The counter `--instructions` uses, and the hardware one when that is it: `--counter`,
+    /// else the baseline's, else the CPU's where it counts, else callgrind. Asked for and not
+    /// there: one line, exit 2, before any counting.
+    func chooseCounter(baseline gate: BaselineGate?) -> (CounterChoice, PerfInstructions?) {
+        let wanted = counter != .auto ? counter : gate?.counter ?? .auto
+        if wanted == .callgrind { return (.callgrind, nil) }
+        do {
+            return (.perf, try PerfInstructions())
+        } catch {
+            if wanted == .auto { return (.callgrind, nil) }
+            let why = gate?.counter == .perf && counter == .auto ? "\(gate!.path) was counted with perf, but " : ""
+            BaselineGate.fail(why + "\(error); count with --counter callgrind (and a baseline counted with it)")
+        }
+    }
+
+    /// Counts every case, prints the figures, and holds them against --baseline.
     func reportInstructions() throws {
         // A baseline that cannot be used is said before minutes of counting, not after.
         let gate = try baseline.map { try BaselineGate(path: $0, tolerance: tolerance ?? 1, kind: .instructions) }
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let (used, perf) = chooseCounter(baseline: gate)
+        if let gate, let theirs = gate.counter, theirs != used {
+            BaselineGate.fail("\(gate.path) was counted with \(theirs.rawValue), this run counts with \(used.rawValue): "
+                              + "the two count differently; compare like with like (--counter \(theirs.rawValue))")
+        }
         let counts: [String: UInt64]
         do {
-            counts = try InstructionCount.launch(executable: executable, arguments: [
-                "bench", "--counted", "--frames", "\(framesPerCase)", "--cases", selectedCases.joined(separator: ","),
-                "--inset-style", insetStyle.rawValue])
+            if let perf {
+                try count(with: perf)
+                counts = perf.totals
+            } else {
+                let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+                counts = try InstructionCount.launch(executable: executable, arguments: [
+                    "bench", "--counted", "--frames", "\(framesPerCase)", "--cases", selectedCases.joined(separator: ","),
+                    "--inset-style", insetStyle.rawValue])
+            }
         } catch {
             FileHandle.standardError.write(Data("dualcam: bench: \(error)\n".utf8))
             throw ExitCode(1)
@@ -286,7 +326,7 @@ extension Bench {
                 for key in row.metrics.keys.sorted() { fields.append("\"\(key)\": \(UInt64(row.metrics[key]!))") }
                 return "{" + fields.joined(separator: ", ") + "}"
             }
-            print("{\"counter\": \"callgrind\", \"cases\": [" + cases.joined(separator: ", ") + "], "
+            print("{\"counter\": \"\(used.rawValue)\", \"cases\": [" + cases.joined(separator: ", ") + "], "
                   + "\"inset_style\": \"\(insetStyle.rawValue)\", \"machine\": \"\(Self.machine)\"}")
         } else {
             print("case                         instructions/frame   other camera/frame")
@@ -296,7 +336,8 @@ extension Bench {
                       + Self.grouped(row.metrics["instructions_per_frame"]!).leftPadded(to: 19)
                       + other.leftPadded(to: 21))
             }
-            print("counted by valgrind's callgrind over \(framesPerCase) frames per case, after 3 uncounted; one thread, warm sources")
+            let by = used == .perf ? "the CPU's counter (perf_event_open, user space)" : "valgrind's callgrind"
+            print("counted by \(by) over \(framesPerCase) frames per case, after 3 uncounted; one thread, warm sources")
         }
         let held = try gate?.check(rows) ?? true
         if !held { throw ExitCode(1) }
@@ -334,6 +375,9 @@ struct BaselineGate {
     let tolerance: Double
     let kind: Kind
     let baseline: [String: [String: Double]]
+    /// What counted a baseline of instructions (nil for times, or a file from before the
+    /// field said which: callgrind was then the only counter).
+    let counter: Bench.CounterChoice?
 
     init(path: String, tolerance: Double, kind: Kind) throws {
         self.path = path
@@ -344,6 +388,7 @@ struct BaselineGate {
               let cases = object["cases"] as? [[String: Any]]
         else { Self.fail("\(path): not a saved `dualcam bench --json` run") }
         let counted = object["counter"] != nil
+        counter = (object["counter"] as? String).flatMap { Bench.CounterChoice(rawValue: $0) }
         if counted != (kind == .instructions) {
             Self.fail("\(path) holds \(counted ? "instruction counts" : "times"): compare it with a run "
                       + (counted ? "with" : "without") + " --instructions")

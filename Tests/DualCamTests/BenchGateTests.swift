@@ -113,6 +113,37 @@ struct BenchGateTests {
                 + "(valgrind's output: /tmp/x.log)")
     }
 
+    /// The CPU's counter where this machine has one: a count of the same order as
+    /// callgrind's; where it has none (these development machines, CI's), one line that
+    /// says so and what to use instead. A baseline is only compared with its own counter.
+    @Test(.timeLimit(.minutes(2)))
+    func theCPUsCounterCountsOrSaysWhyNot() throws {
+        let perf = try dualcam(["bench", "--instructions", "--counter", "perf", "--cases", "inset-only-480p", "--frames", "2", "--json"])
+        do {
+            _ = try PerfInstructions()
+            #expect(perf.status == 0, "\(perf.stderr)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(perf.stdout.utf8)) as? [String: Any])
+            #expect(object["counter"] as? String == "perf")
+            #expect(try counts(perf.stdout) > 100_000, "\(perf.stdout)")
+        } catch let unavailable as PerfInstructions.Unavailable {
+            #expect(perf.status == 2, "\(perf.stdout)\(perf.stderr)")
+            #expect(perf.stderrLines.count == 1 && perf.stderr.contains("perf_event_open")
+                    && perf.stderr.contains("--counter callgrind"), "\(perf.stderr)")
+            #expect(perf.stderr.contains(String(cString: strerror(unavailable.errno))), "\(perf.stderr)")
+        }
+
+        let dir = try TempDir()
+        let perfBaseline = dir.path("perf.json")
+        try Data(#"{"counter": "perf", "cases": [{"name": "inset-only-480p", "frames": 1, "instructions_per_frame": 5}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: perfBaseline))
+        let mixed = try dualcam(Self.arguments + ["--counter", "callgrind", "--baseline", perfBaseline])
+        #expect(mixed.status == 2)
+        #expect(mixed.stderrLines.count == 1 && mixed.stderr.contains("compare like with like (--counter perf)"), "\(mixed.stderr)")
+
+        let timed = try dualcam(["bench", "--counter", "perf"])
+        #expect(timed.status != 0 && timed.stderr.contains("--counter chooses what --instructions counts with"), "\(timed.stderr)")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aBaselineOfTheOtherKindOrNoneIsOneLine() throws {
         let dir = try TempDir()
