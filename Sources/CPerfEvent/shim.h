@@ -9,14 +9,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-// A disabled counter, or -1 with errno set (ENOENT or EOPNOTSUPP: this machine counts no
-// instructions, as virtual machines without a virtual PMU; EACCES: perf_event_paranoid).
-static inline int dc_perf_open_instructions(void) {
+// A disabled counter of `config` (PERF_COUNT_HW_INSTRUCTIONS, or for tests on machines
+// without one a software event: PERF_COUNT_SW_TASK_CLOCK), or -1 with errno set (ENOENT or
+// EOPNOTSUPP: no such counter here, as in virtual machines without a virtual PMU; EACCES:
+// perf_event_paranoid).
+static inline int dc_perf_open(int software, unsigned long long config) {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
-    attr.type = PERF_TYPE_HARDWARE;
+    attr.type = software ? PERF_TYPE_SOFTWARE : PERF_TYPE_HARDWARE;
     attr.size = sizeof attr;
-    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+    attr.config = config;
     attr.disabled = 1;
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;

@@ -144,6 +144,25 @@ struct BenchGateTests {
         #expect(timed.status != 0 && timed.stderr.contains("--counter chooses what --instructions counts with"), "\(timed.stderr)")
     }
 
+    /// The perf counter's zero, resume, pause and record, checked on the counter every
+    /// machine here has (the thread's CPU time) since none has the instruction one: each
+    /// `prepare` does three times the work of each `frame`, and the two totals say so.
+    @Test(.timeLimit(.minutes(1)))
+    func thePerfCounterCountsOnlyWhatItIsResumedFor() throws {
+        let clock = try PerfInstructions.cpuTime()
+        func work(_ rounds: Int) {
+            var x: UInt64 = 1
+            for i in 0..<rounds * 2_000_000 { x = x &* 6364136223846793005 &+ UInt64(i) }
+            #expect(x != 0)
+        }
+        try InstructionCount.count(name: "work", frames: 4, warmup: 1, with: clock, prepare: { _ in work(3) },
+                                   frame: { _ in work(1) }, countsPrepare: true)
+        let frames = try #require(clock.totals["work"])
+        let prepares = try #require(clock.totals["work" + InstructionCount.otherSuffix])
+        let ratio = Double(prepares) / Double(frames)
+        #expect(frames > 1_000_000 && ratio > 2 && ratio < 4.5, "frames \(frames) ns, prepares \(prepares) ns")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aBaselineOfTheOtherKindOrNoneIsOneLine() throws {
         let dir = try TempDir()
