@@ -95,14 +95,31 @@ extension CameraFormats {
     // The block kernels, one per shift so that every loop below has constant bounds. Each
     // takes 16 output samples at a time and overlaps the last block rather than go scalar.
 
+    /// `body` at the start of each block of 16 of `width` samples, the last moved back to end
+    /// at `width` (overlapping the one before: the outputs depend on the source alone).
+    @inline(__always)
+    static func eachBlock(of width: Int, _ body: (Int) -> Void) {
+        var x = 0
+        while x < width {
+            if x &+ 16 > width { x = width &- 16 }
+            body(x)
+            x &+= 16
+        }
+    }
+
+    @inline(__always)
+    static func store(means u: SIMD16<UInt8>, _ v: SIMD16<UInt8>, _ uRow: UnsafeMutablePointer<UInt8>,
+                      _ vRow: UnsafeMutablePointer<UInt8>, at cx: Int) {
+        UnsafeMutableRawPointer(uRow).storeBytes(of: u, toByteOffset: cx, as: SIMD16<UInt8>.self)
+        UnsafeMutableRawPointer(vRow).storeBytes(of: v, toByteOffset: cx, as: SIMD16<UInt8>.self)
+    }
+
     /// 1/2: 16 luma from 2 rows of 32 pixels.
     @inline(__always)
     static func reducedLuma2(_ top: UnsafeRawPointer, stride: Int, odd: Bool, into luma: UnsafeMutablePointer<UInt8>,
                              width w: Int) {
         let out = UnsafeMutableRawPointer(luma)
-        var x = 0
-        while x < w {
-            if x &+ 16 > w { x = w &- 16 }
+        eachBlock(of: w) { x in
             var a = SIMD16<UInt16>(), b = SIMD16<UInt16>()
             for r in 0..<2 {
                 let p = top + r &* stride + 4 &* x
@@ -111,7 +128,6 @@ extension CameraFormats {
             }
             let sums = SIMD16<UInt16>(lowHalf: pairSums(a), highHalf: pairSums(b))
             out.storeBytes(of: narrow((sums &+ 2) &>> 2), toByteOffset: x, as: SIMD16<UInt8>.self)
-            x &+= 16
         }
     }
 
@@ -120,21 +136,11 @@ extension CameraFormats {
     static func reducedLuma4(_ top: UnsafeRawPointer, stride: Int, odd: Bool, into luma: UnsafeMutablePointer<UInt8>,
                              width w: Int) {
         let out = UnsafeMutableRawPointer(luma)
-        var x = 0
-        while x < w {
-            if x &+ 16 > w { x = w &- 16 }
-            var a = SIMD16<UInt16>(), b = SIMD16<UInt16>(), c = SIMD16<UInt16>(), d = SIMD16<UInt16>()
-            for r in 0..<4 {
-                let p = top + r &* stride + 8 &* x
-                a &+= samples(p, 0, odd: odd)
-                b &+= samples(p, 32, odd: odd)
-                c &+= samples(p, 64, odd: odd)
-                d &+= samples(p, 96, odd: odd)
-            }
+        eachBlock(of: w) { x in
+            let (a, b, c, d) = columnSums(top + 8 &* x, stride: stride, odd: odd)
             let sums = SIMD16<UInt16>(lowHalf: SIMD8(lowHalf: pairSums(pairSums(a)), highHalf: pairSums(pairSums(b))),
                                       highHalf: SIMD8(lowHalf: pairSums(pairSums(c)), highHalf: pairSums(pairSums(d))))
             out.storeBytes(of: narrow((sums &+ 8) &>> 4), toByteOffset: x, as: SIMD16<UInt8>.self)
-            x &+= 16
         }
     }
 
@@ -142,26 +148,14 @@ extension CameraFormats {
     @inline(__always)
     static func reducedChroma2(_ top: UnsafeRawPointer, stride: Int, odd: Bool, u: UnsafeMutablePointer<UInt8>,
                                v: UnsafeMutablePointer<UInt8>, width cw: Int) {
-        let uOut = UnsafeMutableRawPointer(u), vOut = UnsafeMutableRawPointer(v)
-        var cx = 0
-        while cx < cw {
-            if cx &+ 16 > cw { cx = cw &- 16 }
-            // Each load is 8 pairs: U V U V ... in 16 lanes.
-            var s0 = SIMD16<UInt16>(), s1 = SIMD16<UInt16>(), s2 = SIMD16<UInt16>(), s3 = SIMD16<UInt16>()
-            for r in 0..<4 {
-                let p = top + r &* stride + 8 &* cx
-                s0 &+= samples(p, 0, odd: odd)
-                s1 &+= samples(p, 32, odd: odd)
-                s2 &+= samples(p, 64, odd: odd)
-                s3 &+= samples(p, 96, odd: odd)
-            }
+        eachBlock(of: cw) { cx in
+            // Each group is 8 pairs: U V U V ... in 16 lanes.
+            let (s0, s1, s2, s3) = columnSums(top + 8 &* cx, stride: stride, odd: odd)
             let us = SIMD16<UInt16>(lowHalf: SIMD8(lowHalf: pairSums(evens(s0)), highHalf: pairSums(evens(s1))),
                                     highHalf: SIMD8(lowHalf: pairSums(evens(s2)), highHalf: pairSums(evens(s3))))
             let vs = SIMD16<UInt16>(lowHalf: SIMD8(lowHalf: pairSums(odds(s0)), highHalf: pairSums(odds(s1))),
                                     highHalf: SIMD8(lowHalf: pairSums(odds(s2)), highHalf: pairSums(odds(s3))))
-            uOut.storeBytes(of: narrow((us &+ 4) &>> 3), toByteOffset: cx, as: SIMD16<UInt8>.self)
-            vOut.storeBytes(of: narrow((vs &+ 4) &>> 3), toByteOffset: cx, as: SIMD16<UInt8>.self)
-            cx &+= 16
+            store(means: narrow((us &+ 4) &>> 3), narrow((vs &+ 4) &>> 3), u, v, at: cx)
         }
     }
 
@@ -169,20 +163,31 @@ extension CameraFormats {
     @inline(__always)
     static func reducedChroma4(_ top: UnsafeRawPointer, stride: Int, odd: Bool, u: UnsafeMutablePointer<UInt8>,
                                v: UnsafeMutablePointer<UInt8>, width cw: Int) {
-        let uOut = UnsafeMutableRawPointer(u), vOut = UnsafeMutableRawPointer(v)
-        var cx = 0
-        while cx < cw {
-            if cx &+ 16 > cw { cx = cw &- 16 }
+        eachBlock(of: cw) { cx in
             let q0 = chromaQuarter4(top, 16 &* cx, stride: stride, odd: odd)
             let q1 = chromaQuarter4(top, 16 &* cx &+ 64, stride: stride, odd: odd)
             let q2 = chromaQuarter4(top, 16 &* cx &+ 128, stride: stride, odd: odd)
             let q3 = chromaQuarter4(top, 16 &* cx &+ 192, stride: stride, odd: odd)
             let us = SIMD16<UInt16>(lowHalf: SIMD8(lowHalf: q0.u, highHalf: q1.u), highHalf: SIMD8(lowHalf: q2.u, highHalf: q3.u))
             let vs = SIMD16<UInt16>(lowHalf: SIMD8(lowHalf: q0.v, highHalf: q1.v), highHalf: SIMD8(lowHalf: q2.v, highHalf: q3.v))
-            uOut.storeBytes(of: narrow((us &+ 16) &>> 5), toByteOffset: cx, as: SIMD16<UInt8>.self)
-            vOut.storeBytes(of: narrow((vs &+ 16) &>> 5), toByteOffset: cx, as: SIMD16<UInt8>.self)
-            cx &+= 16
+            store(means: narrow((us &+ 16) &>> 5), narrow((vs &+ 16) &>> 5), u, v, at: cx)
         }
+    }
+
+    /// The even or odd bytes of 4 rows of the 128 bytes at `p`, summed down each column, in
+    /// four groups of 16 lanes.
+    @inline(__always)
+    static func columnSums(_ p: UnsafeRawPointer, stride: Int, odd: Bool)
+        -> (SIMD16<UInt16>, SIMD16<UInt16>, SIMD16<UInt16>, SIMD16<UInt16>) {
+        var a = SIMD16<UInt16>(), b = SIMD16<UInt16>(), c = SIMD16<UInt16>(), d = SIMD16<UInt16>()
+        for r in 0..<4 {
+            let row = p + r &* stride
+            a &+= samples(row, 0, odd: odd)
+            b &+= samples(row, 32, odd: odd)
+            c &+= samples(row, 64, odd: odd)
+            d &+= samples(row, 96, odd: odd)
+        }
+        return (a, b, c, d)
     }
 
     /// 1/4: 4 U and 4 V sums from 8 rows of the 16 chroma pairs at `offset`.
