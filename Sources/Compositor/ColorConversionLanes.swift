@@ -143,6 +143,26 @@ enum Lanes {
         return (low, high)
     }
 
+    /// 16 bytes zero-extended to two halves of unsigned 16-bit lanes (for sums of products
+    /// of bytes and weights up to 256, which overflow Int16).
+    @inline(__always)
+    static func widenUnsigned(_ x: SIMD16<UInt8>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
+        var low = SIMD8<UInt16>(), high = SIMD8<UInt16>()
+        for i in 0..<8 { low[i] = UInt16(x[i]); high[i] = UInt16(x[i &+ 8]) }
+        return (low, high)
+    }
+
+    /// Two halves of unsigned 16-bit lanes already within 0...255, as bytes.
+    @inline(__always)
+    static func narrow(_ low: SIMD8<UInt16>, _ high: SIMD8<UInt16>) -> SIMD16<UInt8> {
+        var out = SIMD16<UInt8>()
+        for i in 0..<8 {
+            out[i] = UInt8(truncatingIfNeeded: low[i])
+            out[i &+ 8] = UInt8(truncatingIfNeeded: high[i])
+        }
+        return out
+    }
+
     /// Two halves of 16-bit lanes clamped to 0...255 and packed into bytes.
     @inline(__always)
     static func narrowClamped(_ low: SIMD8<Int16>, _ high: SIMD8<Int16>) -> SIMD16<UInt8> {

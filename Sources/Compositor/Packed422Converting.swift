@@ -44,25 +44,34 @@ extension CameraFormats {
 }
 
 extension CameraFormats {
-    /// One camera buffer's conversion for `ForkJoin`: each half does half the chroma rows.
-    /// The camera's capture thread keeps one and refills it for every buffer. `shift` > 0
-    /// reduces (`packed422ReducedSIMD`); `conversion` nil keeps the camera's matrix.
+    /// A packed 4:2:2 camera buffer as the picture its role needs: reduced by `shift`
+    /// (`packed422ReducedSIMD`) or whole, re-encoded by `conversion` or (nil) in the camera's
+    /// matrix; `chromaRows` limits the work to those output chroma rows and the luma rows
+    /// they cover, so two threads can share a frame.
+    public static func packed422Picture(_ src: UnsafePointer<UInt8>, stride: Int, order: Packed422, shift: Int,
+                                        into out: I420View, converting conversion: ColorConversion?,
+                                        chromaRows: Range<Int>? = nil) {
+        if shift > 0 {
+            packed422ReducedSIMD(src, stride: stride, order: order, shift: shift, into: out, converting: conversion,
+                                 chromaRows: chromaRows)
+        } else if let conversion {
+            packed422SIMD(src, stride: stride, order: order, into: out, converting: conversion, chromaRows: chromaRows)
+        } else {
+            let rows = chromaRows ?? 0..<out.u.height
+            packed422SIMD(src + 2 * rows.lowerBound * stride, stride: stride, order: order, into: out.chromaRows(rows))
+        }
+    }
+
+    /// One camera buffer's `packed422Picture` for `ForkJoin`: each half does half the chroma
+    /// rows. The camera's capture thread keeps one and refills it for every buffer.
     public final class Packed422Job: ForkJoinJob {
         public var source: UnsafePointer<UInt8>?, stride = 0, order = Packed422.yuyv, shift = 0
         public var output: I420View?, conversion: ColorConversion?
         public init() {}
         public func run(half: Int) {
             guard let source, let output else { return }
-            let rows = ForkJoin.rows(half, of: output.u.height)
-            if shift > 0 {
-                packed422ReducedSIMD(source, stride: stride, order: order, shift: shift, into: output, converting: conversion,
-                                     chromaRows: rows)
-            } else if let conversion {
-                packed422SIMD(source, stride: stride, order: order, into: output, converting: conversion, chromaRows: rows)
-            } else {
-                let part = output.chromaRows(rows)
-                packed422SIMD(source + 2 * rows.lowerBound * stride, stride: stride, order: order, into: part)
-            }
+            packed422Picture(source, stride: stride, order: order, shift: shift, into: output, converting: conversion,
+                             chromaRows: ForkJoin.rows(half, of: output.u.height))
         }
     }
 }

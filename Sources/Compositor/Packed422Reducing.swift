@@ -151,10 +151,10 @@ extension CameraFormats {
         eachBlock(of: cw) { cx in
             // Each group is 8 pairs: U V U V ... in 16 lanes.
             let (s0, s1, s2, s3) = columnSums(top + 8 &* cx, stride: stride, odd: odd)
-            let us = SIMD16<UInt16>(lowHalf: SIMD8(lowHalf: pairSums(evens(s0)), highHalf: pairSums(evens(s1))),
-                                    highHalf: SIMD8(lowHalf: pairSums(evens(s2)), highHalf: pairSums(evens(s3))))
-            let vs = SIMD16<UInt16>(lowHalf: SIMD8(lowHalf: pairSums(odds(s0)), highHalf: pairSums(odds(s1))),
-                                    highHalf: SIMD8(lowHalf: pairSums(odds(s2)), highHalf: pairSums(odds(s3))))
+            let us = SIMD16<UInt16>(lowHalf: SIMD8(lowHalf: pairSums(evenLanes(s0)), highHalf: pairSums(evenLanes(s1))),
+                                    highHalf: SIMD8(lowHalf: pairSums(evenLanes(s2)), highHalf: pairSums(evenLanes(s3))))
+            let vs = SIMD16<UInt16>(lowHalf: SIMD8(lowHalf: pairSums(oddLanes(s0)), highHalf: pairSums(oddLanes(s1))),
+                                    highHalf: SIMD8(lowHalf: pairSums(oddLanes(s2)), highHalf: pairSums(oddLanes(s3))))
             store(means: narrow((us &+ 4) &>> 3), narrow((vs &+ 4) &>> 3), u, v, at: cx)
         }
     }
@@ -200,15 +200,15 @@ extension CameraFormats {
             a &+= samples(p, 0, odd: odd)
             b &+= samples(p, 32, odd: odd)
         }
-        return (pairSums(pairSums(SIMD16(lowHalf: evens(a), highHalf: evens(b)))),
-                pairSums(pairSums(SIMD16(lowHalf: odds(a), highHalf: odds(b)))))
+        return (pairSums(pairSums(SIMD16(lowHalf: evenLanes(a), highHalf: evenLanes(b)))),
+                pairSums(pairSums(SIMD16(lowHalf: oddLanes(a), highHalf: oddLanes(b)))))
     }
 
     /// The even (`odd` false) or odd bytes of the 32 at `p + offset`, in 16-bit lanes.
     @inline(__always)
     static func samples(_ p: UnsafeRawPointer, _ offset: Int, odd: Bool) -> SIMD16<UInt16> {
-        let v = p.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt16>.self)
-        return odd ? v &>> 8 : v & 0xFF
+        let words = p.loadUnaligned(fromByteOffset: offset, as: Kernels.Words.self)
+        return odd ? Kernels.odds(words) : Kernels.evens(words)
     }
 
     /// Sums of neighbouring lanes.
@@ -224,14 +224,15 @@ extension CameraFormats {
         for i in 0..<4 { r[i] = v[2 &* i] &+ v[2 &* i &+ 1] }
         return r
     }
+    /// The even lanes (U of U V U V ...), and the odd ones.
     @inline(__always)
-    static func evens(_ v: SIMD16<UInt16>) -> SIMD8<UInt16> {
+    static func evenLanes(_ v: SIMD16<UInt16>) -> SIMD8<UInt16> {
         var r = SIMD8<UInt16>()
         for i in 0..<8 { r[i] = v[2 &* i] }
         return r
     }
     @inline(__always)
-    static func odds(_ v: SIMD16<UInt16>) -> SIMD8<UInt16> {
+    static func oddLanes(_ v: SIMD16<UInt16>) -> SIMD8<UInt16> {
         var r = SIMD8<UInt16>()
         for i in 0..<8 { r[i] = v[2 &* i &+ 1] }
         return r
@@ -239,9 +240,5 @@ extension CameraFormats {
 
     /// 16-bit lanes known to be at most 255, as bytes.
     @inline(__always)
-    static func narrow(_ v: SIMD16<UInt16>) -> SIMD16<UInt8> {
-        var r = SIMD16<UInt8>()
-        for i in 0..<16 { r[i] = UInt8(truncatingIfNeeded: v[i]) }
-        return r
-    }
+    static func narrow(_ v: SIMD16<UInt16>) -> SIMD16<UInt8> { Lanes.narrow(v.lowHalf, v.highHalf) }
 }

@@ -31,10 +31,11 @@ extension Kernels {
                             for k in 0..<taps {
                                 let picked = dc_shuffle_bytes(bytes, indices[b &* taps &+ k])
                                 let weight = weights[b &* taps &+ k]
-                                low &+= widenLow(picked) &* weight.lowHalf
-                                high &+= widenHigh(picked) &* weight.highHalf
+                                let (pickedLow, pickedHigh) = Lanes.widenUnsigned(picked)
+                                low &+= pickedLow &* weight.lowHalf
+                                high &+= pickedHigh &* weight.highHalf
                             }
-                            dst.storeBytes(of: narrowBytes(low &>> 8, high &>> 8), toByteOffset: Int(blockStarts[b]),
+                            dst.storeBytes(of: Lanes.narrow(low &>> 8, high &>> 8), toByteOffset: Int(blockStarts[b]),
                                            as: SIMD16<UInt8>.self)
                         }
                     }
@@ -43,26 +44,4 @@ extension Kernels {
         }
     }
 
-    @inline(__always)
-    private static func widenLow(_ x: SIMD16<UInt8>) -> SIMD8<UInt16> {
-        var r = SIMD8<UInt16>()
-        for i in 0..<8 { r[i] = UInt16(x[i]) }
-        return r
-    }
-    @inline(__always)
-    private static func widenHigh(_ x: SIMD16<UInt8>) -> SIMD8<UInt16> {
-        var r = SIMD8<UInt16>()
-        for i in 0..<8 { r[i] = UInt16(x[i &+ 8]) }
-        return r
-    }
-    /// Lanes known to be at most 255.
-    @inline(__always)
-    private static func narrowBytes(_ low: SIMD8<UInt16>, _ high: SIMD8<UInt16>) -> SIMD16<UInt8> {
-        var r = SIMD16<UInt8>()
-        for i in 0..<8 {
-            r[i] = UInt8(truncatingIfNeeded: low[i])
-            r[i &+ 8] = UInt8(truncatingIfNeeded: high[i])
-        }
-        return r
-    }
 }

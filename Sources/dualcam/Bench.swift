@@ -278,8 +278,8 @@ extension Bench {
             return (.perf, try PerfInstructions())
         } catch {
             if wanted == .auto { return (.callgrind, nil) }
-            let why = gate?.counter == .perf && counter == .auto ? "\(gate!.path) was counted with perf, but " : ""
-            BaselineGate.fail(why + "\(error); count with --counter callgrind (and a baseline counted with it)")
+            let asked = counter == .auto ? gate.map { "\($0.path) was counted with perf, but " } ?? "" : ""
+            BaselineGate.fail(asked + "\(error); count with --counter callgrind (and a baseline counted with it)")
         }
     }
 

@@ -75,7 +75,8 @@ enum RawFrameConverter {
         guard let raw = bytes.baseAddress, bytes.count >= requiredBytes(stream),
               let layout = CameraPixelFormat.row(stream.fourcc)?.layout else { return nil }
         let base = raw.assumingMemoryBound(to: UInt8.self), line = stream.bytesPerLine
-        if case .packed422 = layout {} else { precondition(shift == 0, "only packed 4:2:2 is converted reduced") }
+        let packed = if case .packed422 = layout { true } else { false }
+        precondition(shift == 0 || packed, "only packed 4:2:2 is converted reduced")
         switch layout {
         case let .packed422(order):
             let conversion = ColorConversion.between(stream.matrix, output)
@@ -84,12 +85,8 @@ enum RawFrameConverter {
                 (job.source, job.stride, job.order, job.shift, job.output, job.conversion) = (base, line, order, shift, out, conversion)
                 fork.fork.run(job)
                 (job.source, job.output) = (nil, nil)
-            } else if shift > 0 {
-                CameraFormats.packed422ReducedSIMD(base, stride: line, order: order, shift: shift, into: out, converting: conversion)
-            } else if let conversion {
-                CameraFormats.packed422SIMD(base, stride: line, order: order, into: out, converting: conversion)
             } else {
-                CameraFormats.packed422SIMD(base, stride: line, order: order, into: out)
+                CameraFormats.packed422Picture(base, stride: line, order: order, shift: shift, into: out, converting: conversion)
             }
             return conversion == nil ? stream.matrix : output
         case .semiPlanar:
