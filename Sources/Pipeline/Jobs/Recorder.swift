@@ -161,6 +161,7 @@ public final class Recorder {
         var repeated = 0, droppedBack = 0, encoderSkipped = 0, composedInPlace = 0
         var swapsSeen = 0
         var swap = SwapPolicy()
+        var backlog = EncoderBacklog()
         var fullFrame = ""
         var reporter = StatusReporter()
     }
@@ -376,36 +377,21 @@ public final class Recorder {
         }
     }
 
-    /// How far behind real time the encoder may fall: a second of slots (`maxEncoderLag`; the oldest one
-    /// waiting), or, when it is slower than real time, half a second of its own time for what
-    /// waits, at its recent speed per frame (a slow encoder takes longer than a slot for each: x265 at 5 fps beside two
-    /// busy processes took 4.7 s for the 23 slots queued before a count of slots said it was
-    /// behind). Beyond that the encoder is slower than real time, and every slot queued would
-    /// only grow what a kill loses, what a stop waits for and the memory held. Not less: an
-    /// encoder that keeps up falls half a second behind now and then on these machines (a
-    /// 60 fps source's decoding beside it, a debug build), and catches up.
-    static let drainLimitSeconds = 0.5
-    /// Slower than real time by this much (a frame taking it three slots) before its own
-    /// time counts: an encoder near real time (the emulated VM's, ~30 ms a frame at 30 fps)
-    /// catches up by itself, and skipping there left 10 frames of 180.
-    static let slowerFactor = 3.0
-
     /// Whether slot `slot` is skipped because the encoder is that far behind: not queued at
     /// all (the previous picture holds longer in the file; the sound goes on). The last slot
     /// of a recording of fixed length never is: the file ends on what was last seen.
     private func skipped(_ slot: Int, of clock: SlotClock, queue: EncodeQueue, counts: inout Counts) -> Bool {
         guard slot > 0, !clock.isLastSlot(slot) else { return false }
         let fps = Double(options.video.framesPerSecond)
-        // Its own time counts only when a frame takes it longer than a slot: then what waits
-        // never drains by itself. Faster than that, a backlog is a passing stall (the emulated
-        // VM has them every few seconds) and the count of slots alone decides.
-        let slower = queue.recentSecondsPerFrame > Self.slowerFactor / fps
-        if slower {
-            let dropped = queue.trim(toSeconds: Self.drainLimitSeconds)
+        counts.backlog.note(secondsPerFrame: queue.recentSecondsPerFrame, fps: fps)
+        if counts.backlog.isSlower {
+            // What was queued before its speed was known (its first frames) can take it many
+            // times its length.
+            let dropped = queue.trim(toSeconds: EncoderBacklog.drainLimitSeconds)
             if dropped > 0 { noteSkipping(at: slot, counts: &counts); counts.encoderSkipped += dropped }
         }
         let lag = queue.lag(at: slot)
-        guard Double(lag.slots) >= options.maxEncoderLag * fps || (slower && lag.seconds >= Self.drainLimitSeconds)
+        guard counts.backlog.isFull(slots: lag.slots, seconds: lag.seconds, fps: fps, maxLag: options.maxEncoderLag)
         else { return false }
         noteSkipping(at: slot, counts: &counts)
         counts.encoderSkipped += 1

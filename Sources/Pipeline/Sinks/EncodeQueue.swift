@@ -43,13 +43,9 @@ final class EncodeQueue: @unchecked Sendable {
     /// The slot being encoded now, if any.
     private var encoding: Int?
 
-    /// Seconds one frame takes the encoder (picture and sound): the second shortest of the
-    /// last nine, what it can do. Stalls only lengthen a frame's time (a write the disk held
-    /// up, the start): taken for its speed (a median, in the emulated VM), they made a fast
-    /// encoder pass for a slow one, and then so few frames were sent that the figure never
-    /// recovered (170 of 180 slots skipped). 0 until one is known.
-    private var secondsPerFrame = 0.0
-    private var recentTimes: [Double] = []
+    /// Seconds one frame takes the encoder (picture and sound), recently.
+    private var speed = RecentFrameTimes()
+    private var secondsPerFrame: Double { speed.secondsPerFrame }
 
     /// How far behind real time the encoder is when slot `slot` is due: in slots, after the
     /// oldest one not yet encoded (0 when all are); and in seconds, the time the frames
@@ -229,11 +225,7 @@ final class EncodeQueue: @unchecked Sendable {
                 framesEncoded = index + 1
                 encoding = nil
                 // Not the first frame: it sets the encoder up and takes several times longer.
-                if index > 0 {
-                    if recentTimes.count == 9 { recentTimes.removeFirst() }
-                    recentTimes.append(took)
-                    secondsPerFrame = recentTimes.sorted()[min(1, recentTimes.count - 1)]
-                }
+                if index > 0 { speed.add(took) }
                 condition.unlock()
             } catch {
                 fail(error)
