@@ -12,9 +12,14 @@ colour() { v4l2-ctl -d "$1" --set-ctrl=test_pattern="$2" --set-ctrl=osd_text_mod
 # dualcam's stderr stays in the VM's own tmpfs while it runs (polled below; the shared 9p
 # mount caches), and is copied to OUT when it exits.
 log=/run/dualcam-stderr.txt
-keep_log() { cp "$log" "$out/stderr.txt"; }
+# Each copy is written beside stderr.txt and renamed over it: the VM kills what is left
+# running once the scenario ends, and a copy cut off there had left an empty stderr.txt (a
+# CI run failed on a missing "microphone lost" with the recording itself fine).
+copy_log() { cp "$log" "$out/.stderr-$1.txt" && mv -f "$out/.stderr-$1.txt" "$out/stderr.txt"; }
 # Also every 2 s while it runs: a scenario that hangs until the VM's time limit keeps its log.
-( while sleep 2; do [ -f "$log" ] && cp "$log" "$out/stderr.txt"; done ) &
+( while sleep 2; do [ -f "$log" ] && copy_log polled; done ) &
+log_copier=$!
+keep_log() { kill "$log_copier" 2>/dev/null; wait "$log_copier" 2>/dev/null; copy_log final; }
 # Returns once dualcam has its first picture: the file starts there, and cameras can take a
 # second or more to deliver in the emulated VM.
 recording_started() { for _ in $(seq 300); do grep -q "recording to" "$log" 2>/dev/null && return; sleep 0.1; done; }
