@@ -163,6 +163,19 @@ enum Lanes {
         return out
     }
 
+    /// 32 bytes in two halves split into their even-indexed and odd-indexed bytes.
+    @inline(__always)
+    static func deinterleave(_ low: SIMD16<UInt8>, _ high: SIMD16<UInt8>) -> (evens: SIMD16<UInt8>, odds: SIMD16<UInt8>) {
+        var evens = SIMD16<UInt8>(), odds = SIMD16<UInt8>()
+        for i in 0..<8 {
+            evens[i] = low[2 &* i]
+            odds[i] = low[2 &* i &+ 1]
+            evens[i &+ 8] = high[2 &* i]
+            odds[i &+ 8] = high[2 &* i &+ 1]
+        }
+        return (evens, odds)
+    }
+
     /// Two halves of 16-bit lanes clamped to 0...255 and packed into bytes.
     @inline(__always)
     static func narrowClamped(_ low: SIMD8<Int16>, _ high: SIMD8<Int16>) -> SIMD16<UInt8> {

@@ -218,12 +218,50 @@ public enum Kernels {
             if i &+ 16 > count { i = count &- 16 }
             let pairs = src.loadUnaligned(fromByteOffset: 2 &* i, as: SIMD32<UInt8>.self)
             let a = pairs.evenHalf, b = pairs.oddHalf
-            // (a + b + 1) >> 1 without leaving 8 bits (the identity behind pavgb).
-            dst.storeBytes(of: (a | b) &- ((a ^ b) &>> 1), toByteOffset: i, as: Bytes.self)
+            dst.storeBytes(of: average(a, b), toByteOffset: i, as: Bytes.self)
             i &+= 16
         }
         if i < count { halveScalar(row + 2 * i, count: count - i, into: out + i) }
     }
+
+    /// 2:1 both ways: each pixel of a row pair's vertical means (`halveScalar`'s rounding,
+    /// the vertical pass's answer for weights 128/128), then neighbours' means across. The
+    /// same bytes as `verticalSIMD` into a band and `halveSIMD` from it.
+    public static func halveRowsScalar(_ top: UnsafePointer<UInt8>, _ bottom: UnsafePointer<UInt8>, count: Int,
+                                       into out: UnsafeMutablePointer<UInt8>) {
+        for i in 0..<count {
+            let left = (Int(top[2 * i]) + Int(bottom[2 * i]) + 1) >> 1
+            let right = (Int(top[2 * i + 1]) + Int(bottom[2 * i + 1]) + 1) >> 1
+            out[i] = UInt8((left + right + 1) >> 1)
+        }
+    }
+
+    /// Two averages of bytes per 16 output pixels instead of the general vertical pass's
+    /// widening multiplies (4K into 1080p: 52 instructions per 32 source bytes down to a few)
+    /// and without the band written and read back between the passes.
+    public static func halveRowsSIMD(_ top: UnsafePointer<UInt8>, _ bottom: UnsafePointer<UInt8>, count: Int,
+                                     into out: UnsafeMutablePointer<UInt8>) {
+        var i = 0
+        let upper = UnsafeRawPointer(top), lower = UnsafeRawPointer(bottom)
+        let dst = UnsafeMutableRawPointer(out)
+        while i < count && count >= 16 {
+            if i &+ 16 > count { i = count &- 16 }
+            let at = 2 &* i
+            // Halves of 16 bytes: a byte shift of SIMD32 scalarises, and SIMD32's evenHalf of
+            // a vector built here stayed a call.
+            let low = average(upper.loadUnaligned(fromByteOffset: at, as: Bytes.self),
+                              lower.loadUnaligned(fromByteOffset: at, as: Bytes.self))
+            let high = average(upper.loadUnaligned(fromByteOffset: at &+ 16, as: Bytes.self),
+                               lower.loadUnaligned(fromByteOffset: at &+ 16, as: Bytes.self))
+            let (left, right) = Lanes.deinterleave(low, high)
+            dst.storeBytes(of: average(left, right), toByteOffset: i, as: Bytes.self)
+            i &+= 16
+        }
+        if i < count { halveRowsScalar(top + 2 * i, bottom + 2 * i, count: count - i, into: out + i) }
+    }
+
+    /// (a + b + 1) >> 1 without leaving 8 bits (the identity behind pavgb and urhadd).
+    @inline(__always) static func average(_ a: Bytes, _ b: Bytes) -> Bytes { (a | b) &- ((a ^ b) &>> 1) }
 
     // MARK: Copy
 

@@ -66,7 +66,8 @@ extension Resample {
     /// The same result as `scalar`, to the bit. Shrinking works on bands of 16 output rows: the
     /// vertical pass runs 16 lanes across each row; the band is then transposed so the
     /// horizontal pass also runs 16 lanes (one per row) with contiguous loads, and the result
-    /// is transposed back. Exact 2:1 rows pair neighbours directly.
+    /// is transposed back. Exact 2:1 rows pair neighbours directly, and 2:1 both ways averages
+    /// each row pair and then neighbours in one pass.
     /// `rows` limits the work to those destination rows (two threads can share a plane).
     public static func simd(source: PlaneView, into destination: PlaneView,
                             x xTable: FilterTable, y yTable: FilterTable, rows: Range<Int>? = nil,
@@ -98,6 +99,15 @@ extension Resample {
                         Prefetch.rows(source, max(prefetched, Int(yStarts[min(top + 16, end - 1)]))..<aheadEnd,
                                       columns: span)
                         prefetched = aheadEnd
+                    }
+                    if halving && yTable.isHalving {
+                        for r in 0..<rows {
+                            let upper = source.row(Int(yStarts[top + r])) + Int(xTable.starts[0])
+                            Kernels.halveRowsSIMD(upper, upper + source.stride, count: xTable.count,
+                                                  into: destination.row(top + r))
+                        }
+                        top += rows
+                        continue
                     }
                     if halving {
                         for r in 0..<rows {

@@ -94,6 +94,23 @@ import Testing
         }
     }
 
+    /// 2:1 both ways in one pass: against its scalar twin and against the two passes it
+    /// replaces (the general vertical pass at weights 128/128, then halving across).
+    @Test(.timeLimit(.minutes(1))) func halvingBothWaysIsTheTwoPasses() {
+        for n in Self.lengths {
+            let top = randomBytes(2 * n, seed: UInt64(3 * n)), bottom = randomBytes(2 * n, seed: UInt64(3 * n + 1))
+            var scalar = [UInt8](repeating: 1, count: n), simd = [UInt8](repeating: 2, count: n)
+            var band = [UInt8](repeating: 0, count: 2 * n), twoPasses = [UInt8](repeating: 3, count: n)
+            Kernels.halveRowsScalar(top, bottom, count: n, into: &scalar)
+            Kernels.halveRowsSIMD(top, bottom, count: n, into: &simd)
+            #expect(scalar == simd, "count \(n)")
+            let rows = top + bottom
+            Kernels.verticalScalar(rows, stride: 2 * n, taps: 2, weights: [128, 128], count: 2 * n, into: &band)
+            Kernels.halveScalar(band, count: n, into: &twoPasses)
+            #expect(scalar == twoPasses, "two passes, count \(n)")
+        }
+    }
+
     @Test func transposeTile() {
         let src = randomBytes(40 * 16, seed: 5)
         var a = [UInt8](repeating: 0, count: 16 * 24), b = a
