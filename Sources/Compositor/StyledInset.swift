@@ -31,6 +31,10 @@ final class StyledInset {
     /// they are most of its work. The scalar reference shades them all, and tests require
     /// the same frame.
     private var hiddenLuma: [Range<Int>] = [], hiddenChroma: [Range<Int>] = []
+    /// Per row of the picture's mask (luma, then chroma): the columns it covers wholly, where
+    /// laying the picture over is a copy (a mask byte of 255 weighs exactly all). Outside the
+    /// rounded corners' rows that is the whole row.
+    private let opaqueLuma: [Range<Int>], opaqueChroma: [Range<Int>]
 
     init(layout: PiPLayout) {
         style = layout.style
@@ -40,6 +44,8 @@ final class StyledInset {
         let radius = style.cornerRadius, b = style.border
         let inner = Rect(x: rect.x + b, y: rect.y + b, width: rect.width - 2 * b, height: rect.height - 2 * b)
         picture = Mask(area: rect, luma: RoundedRectMask.coverage(of: inner, radius: max(radius - b, 0), over: rect))
+        opaqueLuma = Self.opaqueRuns(of: picture.luma, at: picture.area, in: picture.area)
+        opaqueChroma = Self.opaqueRuns(of: picture.chroma, at: picture.chromaArea, in: picture.chromaArea)
         border = b > 0 ? Mask(area: rect, luma: RoundedRectMask.coverage(of: rect, radius: radius, over: rect)) : nil
         if style.shadow {
             let area = style.affectedRect(inset: rect, canvas: layout.canvas)
@@ -47,8 +53,8 @@ final class StyledInset {
                                                                        radius: radius, over: area))
             self.shadow = shadow
             let cover = border ?? picture
-            hiddenLuma = Self.hidden(under: cover.luma, at: cover.area, in: shadow.area)
-            hiddenChroma = Self.hidden(under: cover.chroma, at: cover.chromaArea, in: shadow.chromaArea)
+            hiddenLuma = Self.opaqueRuns(of: cover.luma, at: cover.area, in: shadow.area)
+            hiddenChroma = Self.opaqueRuns(of: cover.chroma, at: cover.chromaArea, in: shadow.chromaArea)
         } else {
             shadow = nil
         }
@@ -56,7 +62,7 @@ final class StyledInset {
 
     /// For each row of `area`, the longest run of columns where `mask` (over `maskArea`, inside
     /// `area`) is wholly opaque, in `area`'s columns; empty where there is none.
-    private static func hidden(under mask: [UInt8], at maskArea: Rect, in area: Rect) -> [Range<Int>] {
+    private static func opaqueRuns(of mask: [UInt8], at maskArea: Rect, in area: Rect) -> [Range<Int>] {
         (0..<area.height).map { y in
             let my = area.y + y - maskArea.y
             guard my >= 0, my < maskArea.height else { return 0..<0 }
@@ -99,19 +105,30 @@ final class StyledInset {
         }
         let source = scratch.view
         let chromaSource = scratchRect.chroma420
-        blend(source.y.region(scratchRect), through: picture.luma, into: output.y.region(picture.area), kernels)
-        blend(source.u.region(chromaSource), through: picture.chroma, into: output.u.region(picture.chromaArea), kernels)
-        blend(source.v.region(chromaSource), through: picture.chroma, into: output.v.region(picture.chromaArea), kernels)
+        blend(source.y.region(scratchRect), through: picture.luma, into: output.y.region(picture.area), kernels,
+              opaque: opaqueLuma)
+        blend(source.u.region(chromaSource), through: picture.chroma, into: output.u.region(picture.chromaArea), kernels,
+              opaque: opaqueChroma)
+        blend(source.v.region(chromaSource), through: picture.chroma, into: output.v.region(picture.chromaArea), kernels,
+              opaque: opaqueChroma)
     }
 
-    private func blend(_ top: PlaneView, through mask: [UInt8], into plane: PlaneView, _ kernels: KernelVariant) {
+    /// `opaque`: per row, columns the product path copies (the scalar reference blends every
+    /// column, to the same bytes).
+    private func blend(_ top: PlaneView, through mask: [UInt8], into plane: PlaneView, _ kernels: KernelVariant,
+                       opaque: [Range<Int>]) {
         mask.withUnsafeBufferPointer { m in
             for y in 0..<plane.height {
-                let maskRow = m.baseAddress! + y * plane.width
-                switch kernels {
-                case .simd: Kernels.blendSIMD(top.row(y), mask: maskRow, count: plane.width, into: plane.row(y))
-                case .scalar: Kernels.blendScalar(top.row(y), mask: maskRow, count: plane.width, into: plane.row(y))
+                let maskRow = m.baseAddress! + y * plane.width, from = top.row(y), row = plane.row(y)
+                guard kernels == .simd else {
+                    Kernels.blendScalar(from, mask: maskRow, count: plane.width, into: row)
+                    continue
                 }
+                let copied = opaque[y]
+                Kernels.blendSIMD(from, mask: maskRow, count: copied.lowerBound, into: row)
+                (row + copied.lowerBound).update(from: from + copied.lowerBound, count: copied.count)
+                Kernels.blendSIMD(from + copied.upperBound, mask: maskRow + copied.upperBound,
+                                  count: plane.width - copied.upperBound, into: row + copied.upperBound)
             }
         }
     }
