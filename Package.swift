@@ -65,20 +65,21 @@ let package = Package(
         // perf_event_open and its ioctls (variadic in C) for `dualcam bench --instructions`
         // where the CPU counts instructions. A header, no library.
         .systemLibrary(name: "CPerfEvent"),
-        // The one vector instruction Swift cannot spell: bytes picked by a vector of indices
-        // (pshufb, tbl), for the compositor's enlarging kernel. A header, no library.
-        .systemLibrary(name: "CByteShuffle"),
+        // The vector instructions Swift cannot spell, for the compositor's enlarging kernels:
+        // bytes picked by a vector of indices (pshufb, tbl) and a rounded high multiply
+        // (pmulhrsw, sqrdmulh). A header, no library.
+        .systemLibrary(name: "CVectorOps"),
         .systemLibrary(
             name: "CALSA",
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
-        // The pixel kernels and the layout arithmetic, in Swift; no C but the byte shuffle's
-        // header. Always optimised: the kernels are unusably slow at -Onone, and the debug
-        // test suite composes real 1080p video through them.
+        // The pixel kernels and the layout arithmetic, in Swift; no C but the vector
+        // instructions' header (CVectorOps). Always optimised: the kernels are unusably slow
+        // at -Onone, and the debug test suite composes real 1080p video through them.
         .target(
             name: "Compositor",
-            dependencies: ["CByteShuffle"],
+            dependencies: ["CVectorOps"],
             swiftSettings: [.unsafeFlags(["-O"] + kernelISA)]
                 + (sanitized ? [.define("DUALCAM_SANITIZED")] : []) + strict
         ),

@@ -37,6 +37,20 @@ public struct FilterTable: Sendable, Equatable {
         public let weights: [SIMD16<UInt16>]
         /// One past the last source byte any load reads.
         public let readEnd: Int
+        /// Two taps whose weights sum to 256 in every pixel (bilinear): per block, the byte of
+        /// the larger weight, the other byte and its weight times 128 (`Kernels.lerp`). nil
+        /// for other tables.
+        public let lerp: [LerpBlock]?
+
+        /// One block's all in one place: the kernel then walks one pointer (with five arrays
+        /// it ran out of registers and reloaded their bases every block).
+        public struct LerpBlock: Sendable, Equatable {
+            public let bases: SIMD16<UInt8>
+            public let others: SIMD16<UInt8>
+            public let scales: SIMD16<Int16>
+            public let load: Int
+            public let destination: Int
+        }
 
         init?(count: Int, taps: Int, starts: [Int32], weights: [Int16], upper: Int) {
             guard count >= 16 else { return nil }
@@ -65,6 +79,26 @@ public struct FilterTable: Sendable, Equatable {
             self.indices = indices
             self.weights = lanes
             readEnd = Int(loads.max()!) + 16
+            lerp = taps == 2 ? Self.lerp(indices: indices, weights: lanes, loads: loads, blockStarts: blockStarts) : nil
+        }
+
+        private static func lerp(indices: [SIMD16<UInt8>], weights: [SIMD16<UInt16>], loads: [Int32],
+                                 blockStarts: [Int32]) -> [LerpBlock]? {
+            var blocks: [LerpBlock] = []
+            for b in 0..<indices.count / 2 {
+                var base = SIMD16<UInt8>(), other = SIMD16<UInt8>(), scale = SIMD16<Int16>()
+                for lane in 0..<16 {
+                    let w0 = weights[2 * b][lane], w1 = weights[2 * b + 1][lane]
+                    guard Int(w0) + Int(w1) == Int(FilterTable.one) else { return nil }
+                    let firstWeighsMore = w0 >= w1
+                    base[lane] = indices[2 * b + (firstWeighsMore ? 0 : 1)][lane]
+                    other[lane] = indices[2 * b + (firstWeighsMore ? 1 : 0)][lane]
+                    scale[lane] = Int16(firstWeighsMore ? w1 : w0) * 128
+                }
+                blocks.append(LerpBlock(bases: base, others: other, scales: scale, load: Int(loads[b]),
+                                        destination: Int(blockStarts[b])))
+            }
+            return blocks
         }
     }
 

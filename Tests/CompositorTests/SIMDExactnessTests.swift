@@ -111,6 +111,27 @@ import Testing
         }
     }
 
+    /// Two rows weighted to 256 go through the rounded-difference kernel (`Kernels.lerp`):
+    /// every split of the weights, either row the heavier, the whole and nothing included,
+    /// against the general weighted sum.
+    @Test(.timeLimit(.minutes(1))) func twoRowsWeightedTo256AreTheWeightedSum() {
+        for n in Self.lengths {
+            let first = randomBytes(n, seed: UInt64(7 * n)), second = randomBytes(n, seed: UInt64(7 * n + 3))
+            for w1 in [0, 1, 43, 127, 128, 129, 213, 255, 256] {
+                let weights: [Int16] = [Int16(256 - w1), Int16(w1)]
+                var reference = [UInt8](repeating: 1, count: n), simd = [UInt8](repeating: 2, count: n)
+                Kernels.verticalScalar(first + second, stride: n, taps: 2, weights: weights, count: n, into: &reference)
+                first.withUnsafeBufferPointer { a in
+                    second.withUnsafeBufferPointer { b in
+                        let rows = [a.baseAddress!, b.baseAddress!]
+                        Kernels.verticalRowsSIMD(rows, taps: 2, weights: weights, count: n, into: &simd)
+                    }
+                }
+                #expect(reference == simd, "count \(n), weights \(weights)")
+            }
+        }
+    }
+
     @Test func transposeTile() {
         let src = randomBytes(40 * 16, seed: 5)
         var a = [UInt8](repeating: 0, count: 16 * 24), b = a
