@@ -57,6 +57,17 @@ extension Kernels {
         let other = UnsafeRawPointer(firstWeighsMore ? second : first)
         let scale = SIMD16<Int16>(repeating: (firstWeighsMore ? weights[1] : weights[0]) &* 128)
         let dst = UnsafeMutableRawPointer(out)
+        if weights[0] == weights[1] {
+            // Halfway (a third of the rows of a 1.5x enlargement): the rounded mean, one pavgb.
+            while x < count && count >= 16 {
+                if x &+ 16 > count { x = count &- 16 }
+                dst.storeBytes(of: average(base.loadUnaligned(fromByteOffset: x, as: SIMD16<UInt8>.self),
+                                           other.loadUnaligned(fromByteOffset: x, as: SIMD16<UInt8>.self)),
+                               toByteOffset: x, as: SIMD16<UInt8>.self)
+                x &+= 16
+            }
+            return x
+        }
         while x < count && count >= 16 {
             if x &+ 16 > count { x = count &- 16 }
             dst.storeBytes(of: lerp(base.loadUnaligned(fromByteOffset: x, as: SIMD16<UInt8>.self),
