@@ -90,18 +90,22 @@ extension Resample {
                 let end = rows.upperBound
                 var top = rows.lowerBound
                 var prefetched = Int(yStarts[top])
+                // Before each output row, the source rows of the row a band further down are
+                // asked for: a few rows' prefetches at a time, in flight while this row
+                // computes. (A band's worth at once, as before, outran the misses a core
+                // keeps in flight, and the first band went unasked.)
+                func prefetch(ahead dy: Int) {
+                    let needed = min(Int(yStarts[min(dy + 16, end - 1)]) + yTable.taps, source.height)
+                    if needed > prefetched {
+                        Prefetch.rows(source, prefetched..<needed, columns: span)
+                        prefetched = needed
+                    }
+                }
                 while top < end {
                     let rows = min(16, end - top)
-                    // Rows the band after this one reads: in flight while this one computes.
-                    let ahead = min(top + 32, end) - 1
-                    let aheadEnd = min(Int(yStarts[ahead]) + yTable.taps, source.height)
-                    if aheadEnd > prefetched {
-                        Prefetch.rows(source, max(prefetched, Int(yStarts[min(top + 16, end - 1)]))..<aheadEnd,
-                                      columns: span)
-                        prefetched = aheadEnd
-                    }
                     if halving && yTable.isHalving {
                         for r in 0..<rows {
+                            prefetch(ahead: top + r)
                             let upper = source.row(Int(yStarts[top + r])) + Int(xTable.starts[0])
                             Kernels.halveRowsSIMD(upper, upper + source.stride, count: xTable.count,
                                                   into: destination.row(top + r))
@@ -112,6 +116,7 @@ extension Resample {
                     if halving {
                         for r in 0..<rows {
                             let dy = top + r
+                            prefetch(ahead: dy)
                             Kernels.verticalSIMD(source.row(Int(yStarts[dy])) + span.lowerBound, stride: source.stride,
                                                  taps: yTable.taps, weights: yWeights.baseAddress! + dy * yTable.taps,
                                                  count: span.count, into: scratch.band)
@@ -124,6 +129,7 @@ extension Resample {
                     // Vertical pass into 16 band rows; a short last band repeats its last row.
                     for r in 0..<16 {
                         let dy = top + min(r, rows - 1)
+                        prefetch(ahead: dy)
                         Kernels.verticalSIMD(source.row(Int(yStarts[dy])) + span.lowerBound, stride: source.stride,
                                              taps: yTable.taps, weights: yWeights.baseAddress! + dy * yTable.taps,
                                              count: span.count, into: scratch.band + r * bandStride)
@@ -174,17 +180,23 @@ extension Resample {
         }
         yTable.starts.withUnsafeBufferPointer { yStarts in
             yTable.weights.withUnsafeBufferPointer { yWeights in
+                // The first rows now; then, as each row is filtered, the one 16 rows on (a
+                // block's worth at once outran the misses a core keeps in flight).
+                Prefetch.rows(source, filteredEnd..<min(filteredEnd + 16, sourceRows.upperBound), columns: xTable.sourceSpan)
                 for dy in rows {
                     let first = Int(yStarts[dy])
                     while filteredEnd < first + taps {
                         let count = min(16, sourceRows.upperBound - filteredEnd)
                         let next = filteredEnd + count
-                        Prefetch.rows(source, next..<min(next + 16, sourceRows.upperBound), columns: xTable.sourceSpan)
                         if let shuffled = xTable.shuffled, shuffled.readEnd <= source.width {
                             for r in filteredEnd..<next {
+                                if r + 16 < sourceRows.upperBound {
+                                    Prefetch.rows(source, r + 16..<r + 17, columns: xTable.sourceSpan)
+                                }
                                 Kernels.horizontalShuffledSIMD(source.row(r), table: shuffled, taps: xTable.taps, into: slot(r))
                             }
                         } else {
+                            Prefetch.rows(source, next..<min(next + 16, sourceRows.upperBound), columns: xTable.sourceSpan)
                             filterAcross(source, rows: filteredEnd, count: count, xTable, scratch, into: slot(filteredEnd),
                                          stride: ringStride)
                         }
