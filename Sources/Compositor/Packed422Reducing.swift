@@ -71,20 +71,31 @@ extension CameraFormats {
         let raw = UnsafeRawPointer(src)
         let lumaOdd = order == .uyvy
         let group = 2 * n, rowBytes = 2 * out.y.width * n
+        // The next group of rows is asked for while this one is summed (the hardware
+        // prefetcher alone leaves the first rows of each group waiting on memory), a third
+        // before each of the three passes over the group rather than all at once, which
+        // outran the misses a core keeps in flight; the first group before the loop.
+        for r in 0..<group { Prefetch.bytes(raw + (group * rows.lowerBound + r) * stride, count: rowBytes) }
         for cy in rows {
             let top = raw + group * cy * stride
-            // The next group of rows, asked for while this one is summed (the hardware
-            // prefetcher alone leaves the first rows of each group waiting on memory).
-            if cy + 1 < rows.upperBound {
-                for r in 0..<group { Prefetch.bytes(top + (group + r) * stride, count: rowBytes) }
+            let next = cy + 1 < rows.upperBound ? top + group * stride : nil
+            func prefetchNext(_ part: Int) {
+                guard let next else { return }
+                for r in group * part / 3..<group * (part + 1) / 3 { Prefetch.bytes(next + r * stride, count: rowBytes) }
             }
             if shift == 1 {
+                prefetchNext(0)
                 reducedLuma2(top, stride: stride, odd: lumaOdd, into: out.y.row(2 * cy), width: out.y.width)
+                prefetchNext(1)
                 reducedLuma2(top + n * stride, stride: stride, odd: lumaOdd, into: out.y.row(2 * cy + 1), width: out.y.width)
+                prefetchNext(2)
                 reducedChroma2(top, stride: stride, odd: !lumaOdd, u: out.u.row(cy), v: out.v.row(cy), width: out.u.width)
             } else {
+                prefetchNext(0)
                 reducedLuma4(top, stride: stride, odd: lumaOdd, into: out.y.row(2 * cy), width: out.y.width)
+                prefetchNext(1)
                 reducedLuma4(top + n * stride, stride: stride, odd: lumaOdd, into: out.y.row(2 * cy + 1), width: out.y.width)
+                prefetchNext(2)
                 reducedChroma4(top, stride: stride, odd: !lumaOdd, u: out.u.row(cy), v: out.v.row(cy), width: out.u.width)
             }
             // Both output rows and their chroma are in the L1 cache: re-encode them now.
