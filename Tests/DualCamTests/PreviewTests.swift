@@ -4,29 +4,66 @@ import Testing
 /// An X server of its own (Xvfb) for a test, stopped when the test ends.
 final class VirtualDisplay {
     let name: String
-    private let process = Process()
+    private let process: Process
+    private let number: Int
 
+    /// Ready once a client is answered, not once the socket exists (which was waited for 5 s
+    /// at most): twice today dualcam's SDL found no X server on the display it was given ("x11
+    /// not available"), once in CI, once here. A server that exits before it answers is
+    /// replaced on another display, twice at most; one that is slow is waited for, 30 s at
+    /// most, and said when it took over 2 s.
     init() throws {
-        guard let xvfb = Env.tool("Xvfb") else {
-            throw ProbeError(message: "Xvfb is not installed (Debian's xvfb; Scripts/setup.sh installs it)")
+        guard let xvfb = Env.tool("Xvfb"), let xdotool = Env.tool("xdotool") else {
+            throw ProbeError(message: "Xvfb or xdotool is not installed (Debian's xvfb and xdotool; Scripts/setup.sh installs them)")
         }
-        var number = Int.random(in: 50...899)
-        while FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") { number += 1 }
-        name = ":\(number)"
-        process.executableURL = URL(fileURLWithPath: xvfb)
-        process.arguments = [name, "-screen", "0", "1280x800x24", "-nolisten", "tcp"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") { usleep(50_000) }
+        var said: [String] = []
+        for _ in 0..<3 {
+            var number = Int.random(in: 50...899)
+            while Self.inUse(number) { number += 1 }
+            let log = FileManager.default.temporaryDirectory.appendingPathComponent("xvfb-\(UUID().uuidString).log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: log) }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: xvfb)
+            process.arguments = [":\(number)", "-screen", "0", "1280x800x24", "-nolisten", "tcp"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: log)
+            try process.run()
+            let started = Date(), deadline = started.addingTimeInterval(30)
+            while Date() < deadline && process.isRunning {
+                let answer = try run("/usr/bin/timeout", ["2", xdotool, "getdisplaygeometry"], environment: ["DISPLAY": ":\(number)"])
+                if answer.status == 0 {
+                    let waited = Date().timeIntervalSince(started)
+                    if waited > 2 { print(String(format: "Xvfb :%d answered after %.1f s", number, waited)) }
+                    (name, self.process, self.number) = (":\(number)", process, number)
+                    return
+                }
+                usleep(100_000)
+            }
+            Self.stop(process, number: number)
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            said.append(":\(number): " + (text.split(separator: "\n").suffix(3).joined(separator: " / ")))
+        }
+        throw ProbeError(message: "Xvfb did not answer on three displays (30 s each at most): \(said.joined(separator: "; "))")
     }
 
-    deinit {
-        // SIGKILL: a SIGTERM can arrive blocked (the signal mask is inherited from the test
-        // runner's thread) and leave this waiting for ever.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    /// A display whose socket or lock file is there: a server that was killed leaves both,
+    /// and Xvfb refuses a display with a lock file.
+    private static func inUse(_ number: Int) -> Bool {
+        FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") || FileManager.default.fileExists(atPath: "/tmp/.X\(number)-lock")
     }
+
+    // SIGKILL: a SIGTERM can arrive blocked (the signal mask is inherited from the test
+    // runner's thread) and leave this waiting for ever. What a killed server leaves behind
+    // is removed.
+    private static func stop(_ process: Process, number: Int) {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
+        try? FileManager.default.removeItem(atPath: "/tmp/.X\(number)-lock")
+    }
+
+    deinit { Self.stop(process, number: number) }
 
     /// Runs an X client (xdotool, ffmpeg) on this display.
     func client(_ tool: String, _ arguments: [String]) throws -> RunResult {
