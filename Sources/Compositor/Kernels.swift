@@ -84,18 +84,8 @@ public enum Kernels {
                                         into out: UnsafeMutablePointer<UInt8>) {
         var x = 0
         let dst = UnsafeMutableRawPointer(out)
-        if taps == 2 && Int(weights[0]) + Int(weights[1]) == Int(FilterTable.one) {
-            x = verticalLerpRows(rows[0], rows[1], weights: weights, from: 0, count: count, into: out)
-        } else if taps == 2 {
-            let r0 = UnsafeRawPointer(rows[0]), r1 = UnsafeRawPointer(rows[1])
-            let w0 = Words(repeating: UInt16(weights[0])), w1 = Words(repeating: UInt16(weights[1]))
-            while x < count && count >= 32 {
-                if x &+ 32 > count { x = count &- 32 }
-                dst.storeBytes(of: blend2(r0.loadUnaligned(fromByteOffset: x, as: Words.self),
-                                          r1.loadUnaligned(fromByteOffset: x, as: Words.self), w0, w1),
-                               toByteOffset: x, as: Words.self)
-                x &+= 32
-            }
+        if taps == 2 {
+            x = verticalLerpRows(rows[0], rows[1], weights: weights, count: count, into: out)
         } else {
             while x < count && count >= 32 {
                 if x &+ 32 > count { x = count &- 32 }
