@@ -15,6 +15,7 @@
 #include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,9 @@ static int dc_input_io_open(struct AVFormatContext *s, AVIOContext **pb, const c
     dc_local_input *input = s->opaque;
     const char *name = strncmp(url, "file:", 5) == 0 ? url + 5 : url;
     char resolved[PATH_MAX];
-    if (!input || !realpath(name, resolved)) return AVERROR(EACCES);
+    if (!input) return AVERROR(EINVAL);
+    /* Why the name does not resolve is what to say (a missing file was "Permission denied"). */
+    if (!realpath(name, resolved)) return AVERROR(errno);
     size_t n = strlen(input->folder);
     int inside = strncmp(resolved, input->folder, n) == 0
         && (resolved[n] == '/' || resolved[n] == 0 || strcmp(input->folder, "/") == 0);

@@ -63,6 +63,9 @@ import Testing
             guard r.status == 0 else { throw ProbeError(message: r.stderr) }
             return (["compose", good, p, "-o", dir.path("out.mov")], "zeroed.mkv")
         },
+        Case(name: "input missing") { dir in
+            (["compose", good, dir.path("missing.mp4"), "-o", dir.path("out.mov")], "missing.mp4: cannot open: No such file or directory")
+        },
         Case(name: "unwritable destination") { _ in
             (["compose", good, front, "-o", "/proc/dualcam-\(UUID()).mov"], "cannot write")
         },
