@@ -66,8 +66,9 @@ let package = Package(
         // where the CPU counts instructions. A header, no library.
         .systemLibrary(name: "CPerfEvent"),
         // The vector instructions Swift cannot spell, for the compositor's enlarging kernels:
-        // bytes picked by a vector of indices (pshufb, tbl) and a rounded high multiply
-        // (pmulhrsw, sqrdmulh). A header, no library.
+        // bytes picked by a vector of indices (pshufb, tbl), a rounded high multiply
+        // (pmulhrsw, sqrdmulh), sums of products (pmaddwd) and saturating packs and adds.
+        // A header, no library.
         .systemLibrary(name: "CVectorOps"),
         .systemLibrary(
             name: "CALSA",

@@ -1,3 +1,5 @@
+import CVectorOps
+
 /// The SIMD side of `ColorConversion.apply`: the coefficients in 16-bit lanes and the row
 /// kernels. The cameras' conversions call `apply` on each pair of rows right after writing
 /// them, while they are in the L1 cache.
@@ -185,5 +187,52 @@ enum Lanes {
             out[i &+ 8] = UInt8(truncatingIfNeeded: min(max(high[i], 0), 255))
         }
         return out
+    }
+}
+
+extension ColorConversion {
+    /// The conversion as pmaddwd takes it: each output sample is k·U + k'·V of the chroma
+    /// pair as the camera sends it (U, V adjacent, 0...255), summed exactly in 32 bits, so the
+    /// centring on 128 and the rounding fold into one added constant:
+    ///   (k·(U - 128) + k'·(V - 128) + 2^13) >> 14 == (k·U + k'·V + round) >> 14
+    /// with round = 2^13 - 128·(k + k'), plus 128·2^14 for Cb and Cr, which are stored
+    /// offset by 128. Valid when every coefficient fits an Int16 and a luma change fits a
+    /// signed byte (it is added with paddsb); every conversion between the matrices here does.
+    public struct PairLanes: Sendable, Equatable {
+        let luma: SIMD8<Int16>, cb: SIMD8<Int16>, cr: SIMD8<Int16>
+        let lumaRound: SIMD4<Int32>, cbRound: SIMD4<Int32>, crRound: SIMD4<Int32>
+
+        init?(_ lumaFromCb: Int32, _ lumaFromCr: Int32, _ cbFromCb: Int32, _ cbFromCr: Int32,
+              _ crFromCb: Int32, _ crFromCr: Int32) {
+            let all = [lumaFromCb, lumaFromCr, cbFromCb, cbFromCr, crFromCb, crFromCr]
+            guard all.allSatisfy({ abs($0) <= Int32(Int16.max) }),
+                  (abs(lumaFromCb) + abs(lumaFromCr)) * 128 + (1 << 13) < 127 << ColorConversion.shift
+            else { return nil }
+            func pairs(_ k: Int32, _ k2: Int32) -> SIMD8<Int16> {
+                SIMD8(Int16(k), Int16(k2), Int16(k), Int16(k2), Int16(k), Int16(k2), Int16(k), Int16(k2))
+            }
+            func round(_ k: Int32, _ k2: Int32, offset: Int32) -> SIMD4<Int32> {
+                SIMD4(repeating: (1 << 13) - 128 * (k + k2) + offset << ColorConversion.shift)
+            }
+            luma = pairs(lumaFromCb, lumaFromCr)
+            cb = pairs(cbFromCb, cbFromCr)
+            cr = pairs(crFromCb, crFromCr)
+            lumaRound = round(lumaFromCb, lumaFromCr, offset: 0)
+            cbRound = round(cbFromCb, cbFromCr, offset: 128)
+            crRound = round(crFromCb, crFromCr, offset: 128)
+        }
+
+        /// 16 chroma samples' outputs by `k`, from their (U, V) pairs in four vectors of
+        /// words, as 16-bit lanes (saturated, which no output reaches).
+        @_transparent
+        func apply(_ k: SIMD8<Int16>, _ round: SIMD4<Int32>, _ pairs: (SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>))
+            -> (SIMD8<Int16>, SIMD8<Int16>) {
+            let shift = Int32(ColorConversion.shift)
+            let s0 = (dc_multiply_add_pairs(pairs.0, k) &+ round) &>> shift
+            let s1 = (dc_multiply_add_pairs(pairs.1, k) &+ round) &>> shift
+            let s2 = (dc_multiply_add_pairs(pairs.2, k) &+ round) &>> shift
+            let s3 = (dc_multiply_add_pairs(pairs.3, k) &+ round) &>> shift
+            return (dc_pack_words_saturated(s0, s1), dc_pack_words_saturated(s2, s3))
+        }
     }
 }

@@ -45,6 +45,9 @@ public struct ColorConversion: Sendable, Equatable {
     public let crFromCb: Int32, crFromCr: Int32
     /// The same coefficients for the SIMD kernels; nil if they do not fit 16-bit lanes.
     public let lanes16: Lanes16?
+    /// The same again for kernels that convert as they unpack (`PairLanes`); nil if they do
+    /// not fit.
+    public let pairLanes: PairLanes?
 
     public init?(from source: YCbCrMatrix, to target: YCbCrMatrix) {
         guard source != target else { return nil }
@@ -57,6 +60,7 @@ public struct ColorConversion: Sendable, Equatable {
         cbFromCb = q(m[1][1]); cbFromCr = q(m[1][2])
         crFromCb = q(m[2][1]); crFromCr = q(m[2][2])
         lanes16 = Lanes16(lumaFromCb, lumaFromCr, cbFromCb, cbFromCr, crFromCb, crFromCr)
+        pairLanes = PairLanes(lumaFromCb, lumaFromCr, cbFromCb, cbFromCr, crFromCb, crFromCr)
     }
 
     /// The conversion between two matrices, nil when they are the same: computed once for
