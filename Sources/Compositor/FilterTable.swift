@@ -246,6 +246,21 @@ public struct ScalePlan: Sendable {
                               step: sy, lower: 0, upper: cs.height)
     }
 
+    /// The source's luma columns this placement reads, luma's and chroma's: the only ones a
+    /// picture made for it needs (a camera in the inset converts no others).
+    public var lumaColumnsRead: Range<Int> {
+        min(lumaX.sourceSpan.lowerBound, 2 * chromaX.sourceSpan.lowerBound)
+            ..< max(lumaX.sourceSpan.upperBound, 2 * chromaX.sourceSpan.upperBound)
+    }
+
+    /// `lumaColumnsRead` of `source` aspect-filled into `destination`, as the compositor
+    /// places it (styled or not: a styled inset is scaled into a rect of the same size and
+    /// parity).
+    public static func lumaColumnsRead(source: Size, aspectFilling destination: Rect) -> Range<Int> {
+        ScalePlan(sourceSize: source, crop: .aspectFill(source: source, target: destination.size),
+                  destination: destination).lumaColumnsRead
+    }
+
     /// Scratch the scalar resampler needs, in bytes.
     public var scratchCount: Int {
         max(Resample.scalarScratchCount(x: lumaX, y: lumaY), Resample.scalarScratchCount(x: chromaX, y: chromaY))

@@ -126,13 +126,14 @@ extension CameraFormats {
     /// A packed 4:2:2 camera buffer as the picture its role needs: reduced by `shift`
     /// (`packed422ReducedSIMD`) or whole, re-encoded by `conversion` or (nil) in the camera's
     /// matrix; `chromaRows` limits the work to those output chroma rows and the luma rows
-    /// they cover, so two threads can share a frame.
+    /// they cover, so two threads can share a frame; `columns`, for a reduced picture, to the
+    /// luma columns the inset reads.
     public static func packed422Picture(_ src: UnsafePointer<UInt8>, stride: Int, order: Packed422, shift: Int,
                                         into out: I420View, converting conversion: ColorConversion?,
-                                        chromaRows: Range<Int>? = nil) {
+                                        chromaRows: Range<Int>? = nil, columns: Range<Int>? = nil) {
         if shift > 0 {
             packed422ReducedSIMD(src, stride: stride, order: order, shift: shift, into: out, converting: conversion,
-                                 chromaRows: chromaRows)
+                                 chromaRows: chromaRows, columns: columns)
         } else if let conversion {
             packed422SIMD(src, stride: stride, order: order, into: out, converting: conversion, chromaRows: chromaRows)
         } else {
@@ -145,12 +146,12 @@ extension CameraFormats {
     /// rows. The camera's capture thread keeps one and refills it for every buffer.
     public final class Packed422Job: ForkJoinJob {
         public var source: UnsafePointer<UInt8>?, stride = 0, order = Packed422.yuyv, shift = 0
-        public var output: I420View?, conversion: ColorConversion?
+        public var output: I420View?, conversion: ColorConversion?, columns: Range<Int>?
         public init() {}
         public func run(half: Int) {
             guard let source, let output else { return }
             packed422Picture(source, stride: stride, order: order, shift: shift, into: output, converting: conversion,
-                             chromaRows: ForkJoin.rows(half, of: output.u.height))
+                             chromaRows: ForkJoin.rows(half, of: output.u.height), columns: columns)
         }
     }
 }

@@ -53,22 +53,28 @@ extension CameraFormats {
     }
 
     /// The same result as the reference, to the bit. `chromaRows` limits the work to those
-    /// output chroma rows and the luma rows they cover, so two threads can share a frame.
+    /// output chroma rows and the luma rows they cover, so two threads can share a frame;
+    /// `columns` to the output luma columns the inset reads (`ScalePlan.lumaColumnsRead`),
+    /// widened to whole chroma blocks: the other columns are left as they were.
     public static func packed422ReducedSIMD(_ src: UnsafePointer<UInt8>, stride: Int, order: Packed422, shift: Int,
-                                            into out: I420View, converting conversion: ColorConversion?,
-                                            chromaRows: Range<Int>? = nil) {
+                                            into whole: I420View, converting conversion: ColorConversion?,
+                                            chromaRows: Range<Int>? = nil, columns: Range<Int>? = nil) {
         precondition(packed422Shifts.contains(shift))
-        let rows = chromaRows ?? 0..<out.u.height
+        let rows = chromaRows ?? 0..<whole.u.height
         guard !rows.isEmpty else { return }
         let n = 1 << shift
         // Blocks are 16 output samples; a frame narrower than one chroma block (no camera)
         // takes the reference.
-        guard out.u.width >= 16 else {
+        guard whole.u.width >= 16 else {
             packed422ReducedScalar(src + 2 * n * rows.lowerBound * stride, stride: stride, order: order, shift: shift,
-                                   into: out.chromaRows(rows), converting: conversion)
+                                   into: whole.chromaRows(rows), converting: conversion)
             return
         }
-        let raw = UnsafeRawPointer(src)
+        // Columns from here on count from the first converted one: each output luma sample
+        // is n pixels, 2n bytes, of the source, and each chroma sample covers two of them.
+        let chroma = blockColumns(columns, chromaWidth: whole.u.width)
+        let out = whole.columns(2 * chroma.lowerBound..<2 * chroma.upperBound)
+        let raw = UnsafeRawPointer(src) + 2 * n * 2 * chroma.lowerBound
         let lumaOdd = order == .uyvy
         let group = 2 * n, rowBytes = 2 * out.y.width * n
         // The next group of rows is asked for while this one is summed (the hardware
@@ -101,6 +107,16 @@ extension CameraFormats {
             // Both output rows and their chroma are in the L1 cache: re-encode them now.
             conversion?.apply(to: out, lumaRect: Rect(x: 0, y: 2 * cy, width: out.y.width, height: 2))
         }
+    }
+
+    /// The chroma columns that cover luma `columns` (all of them when nil), at least one
+    /// block of 16 wide.
+    static func blockColumns(_ columns: Range<Int>?, chromaWidth: Int) -> Range<Int> {
+        guard let columns else { return 0..<chromaWidth }
+        let lower = max(0, columns.lowerBound / 2), upper = min(chromaWidth, (columns.upperBound + 1) / 2)
+        guard upper - lower < 16 else { return lower..<upper }
+        let start = min(max(0, lower), chromaWidth - 16)
+        return start..<start + 16
     }
 
     // The block kernels, one per shift so that every loop below has constant bounds. Each

@@ -71,6 +71,16 @@ public struct I420View: @unchecked Sendable {
         v.copy(from: source.v)
     }
 
+    /// Luma columns `columns` (from an even one, an even count) and the chroma columns they
+    /// cover, sharing this picture's memory.
+    public func columns(_ columns: Range<Int>) -> I420View {
+        precondition(columns.lowerBound % 2 == 0 && columns.count % 2 == 0, "columns \(columns) split a chroma sample")
+        let chroma = columns.lowerBound / 2..<columns.upperBound / 2
+        return I420View(y: y.region(Rect(x: columns.lowerBound, y: 0, width: columns.count, height: y.height)),
+                        u: u.region(Rect(x: chroma.lowerBound, y: 0, width: chroma.count, height: u.height)),
+                        v: v.region(Rect(x: chroma.lowerBound, y: 0, width: chroma.count, height: v.height)))
+    }
+
     /// Chroma rows `rows` and the luma rows they cover, sharing this picture's memory.
     public func chromaRows(_ rows: Range<Int>) -> I420View {
         let top = 2 * rows.lowerBound, lumaRows = min(2 * rows.upperBound, y.height) - top

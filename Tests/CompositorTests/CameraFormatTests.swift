@@ -102,6 +102,41 @@ import Testing
         }
     }
 
+    /// A camera in the inset converts only the columns the inset reads: those, widened to
+    /// whole chroma blocks, are the reference's, and every other sample is left as it was.
+    @Test(arguments: [CameraFormats.Packed422.yuyv, .uyvy], [1, 2])
+    func packed422ReducedColumnsAreTheWholeOnesAndNoOthers(order: CameraFormats.Packed422, shift: Int) {
+        let (w, h) = (1920, 1080), stride = 2 * w + 40
+        var rng = SplitMix64(state: UInt64(shift * 31))
+        let src = (0..<(stride * h)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let size = Size(width: w >> shift, height: h >> shift)
+        let conversion = ColorConversion(from: .bt601, to: .bt709)
+        let reference = I420Buffer(size: size)
+        CameraFormats.packed422ReducedScalar(src, stride: stride, order: order, shift: shift, into: reference.view,
+                                             converting: conversion)
+        // A middle range, one at the left edge, one at the right, and one narrower than a block.
+        for columns in [size.width / 3..<size.width / 2 + 7, 0..<45, size.width - 61..<size.width, 101..<104] {
+            let part = I420Buffer(size: size)
+            part.view.fill(y: 7, u: 7, v: 7)
+            CameraFormats.packed422ReducedSIMD(src, stride: stride, order: order, shift: shift, into: part.view,
+                                               converting: conversion, chromaRows: 0..<size.height / 4, columns: columns)
+            CameraFormats.packed422ReducedSIMD(src, stride: stride, order: order, shift: shift, into: part.view,
+                                               converting: conversion, chromaRows: size.height / 4..<size.height / 2,
+                                               columns: columns)
+            let chroma = CameraFormats.blockColumns(columns, chromaWidth: size.width / 2)
+            #expect(chroma.count >= 16 && chroma.lowerBound <= columns.lowerBound / 2
+                    && chroma.upperBound >= (columns.upperBound + 1) / 2, "\(columns)")
+            var wrong = 0
+            for (plane, (p, r)) in zip([1, 2, 2], zip(part.view.planes, reference.view.planes)) {
+                let inside = plane == 1 ? 2 * chroma.lowerBound..<2 * chroma.upperBound : chroma
+                for y in 0..<p.height {
+                    for x in 0..<p.width where p[x, y] != (inside.contains(x) ? r[x, y] : 7) { wrong += 1 }
+                }
+            }
+            #expect(wrong == 0, "1/\(1 << shift) columns \(columns)")
+        }
+    }
+
     /// Which frames reduce: whole blocks only.
     @Test func packed422ReducesWholeBlocksOnly() {
         #expect(CameraFormats.packed422Reduces(Size(width: 1920, height: 1080), shift: 2))

@@ -35,4 +35,39 @@ import Testing
             }
         }
     }
+
+    /// A camera in the inset converts only `ScalePlan.lumaColumnsRead` of its picture: with
+    /// every other column garbage, the composed frame is the same, for each corner (chroma
+    /// starts half a sample early at odd x), both styles, both kernels, and the pictures a
+    /// 1080p or 720p camera makes for the inset. The columns are under 60 % of the width (42 % for
+    /// 16:9).
+    @Test(.timeLimit(.minutes(2)), arguments: [Size(width: 480, height: 270), Size(width: 640, height: 360),
+                                               Size(width: 960, height: 540), Size(width: 320, height: 240)])
+    func anInsetPictureNeedsOnlyTheColumnsItsPlanReads(source: Size) throws {
+        let main = randomPicture(Size(width: 1920, height: 1080), seed: 5)
+        let whole = randomPicture(source, seed: UInt64(source.width))
+        for corner in Corner.allCases {
+            for style in [InsetStyle.plain, .rounded] {
+                let layout = PiPLayout(corner: corner, margin: corner == .bottomLeft ? 15 : 16, style: style)
+                let columns = ScalePlan.lumaColumnsRead(source: source, aspectFilling: layout.insetRect)
+                #expect(columns.count * 5 < source.width * 3, "\(source) \(columns)")
+                let part = randomPicture(source, seed: 99)
+                let chroma = columns.lowerBound / 2..<(columns.upperBound + 1) / 2
+                for (plane, (p, w)) in zip([1, 2, 2], zip(part.view.planes, whole.view.planes)) {
+                    for y in 0..<p.height {
+                        for x in (plane == 1 ? columns : chroma) { p[x, y] = w[x, y] }
+                    }
+                }
+                for kernels in [KernelVariant.scalar, .simd] {
+                    let c = try PiPCompositor(layout: layout, kernels: kernels, threads: 2)
+                    let a = I420Buffer(size: layout.canvas), b = I420Buffer(size: layout.canvas)
+                    c.compose(main: SourcePicture(image: main.view, matrix: .bt709),
+                              inset: SourcePicture(image: whole.view, matrix: .bt709), into: a.view)
+                    c.compose(main: SourcePicture(image: main.view, matrix: .bt709),
+                              inset: SourcePicture(image: part.view, matrix: .bt709), into: b.view)
+                    #expect(differingSamples(a, b) == 0, "\(source) \(corner) \(style.isPlain ? "plain" : "rounded") \(kernels)")
+                }
+            }
+        }
+    }
 }
