@@ -251,7 +251,7 @@ public struct PathBench {
 
         /// What the capture thread does with buffer `n`: make it a picture and publish it;
         /// then the composer takes it.
-        func picture(_ n: Int, inset: Size?) throws -> LiveFrame {
+        func picture(_ n: Int, inset: Rect?) throws -> LiveFrame {
             guard let (frame, shift) = maker.make(ring[n], isDamaged: false, stream: stream, inset: inset, exchange: exchange)
             else { throw MediaError.undecodable(path: maker.name, reason: "benchmark buffer refused") }
             exchange.publish(frame, timestamp: 0, matrix: maker.matrix, shift: shift)
@@ -283,8 +283,8 @@ public struct PathBench {
     private func recordWork(_ c: Case, back: Camera, front: Camera, roleSized: Bool, tally: Tally) throws -> FrameWork {
         let step = FrameStep(compositor: try PiPCompositor(layout: layout, threads: threads))
         let canvases = [try EncoderFrame(size: layout.canvas), try EncoderFrame(size: layout.canvas)]
-        let backInset = roleSized && c.swapped ? layout.inset : nil
-        let frontInset = roleSized && !c.swapped ? layout.inset : nil
+        let backInset = roleSized && c.swapped ? layout.insetRect : nil
+        let frontInset = roleSized && !c.swapped ? layout.insetRect : nil
         var other: LiveFrame?
         return FrameWork(prepare: { n in other = try front.picture(n, inset: frontInset) }) { n in
             let driver = try back.picture(n, inset: backInset)

@@ -55,10 +55,10 @@ import Testing
     }
 
     /// The camera in the inset: its packed 4:2:2 frames are converted no larger than the inset
-    /// needs (1080p at 1/4, 720p at 1/2), as its JPEGs would be decoded, and said once; full
-    /// frame, at full size again. The reduced picture against ffmpeg's shrinking of the same
-    /// bytes (libswscale's area filter: a box for whole ratios). A size with no whole blocks
-    /// stays full size.
+    /// needs (1080p at 1/4, 720p at 1/2), as its JPEGs would be decoded, and said once, and
+    /// only in the columns the inset reads; full frame, whole and at full size again. The
+    /// reduced picture's columns against ffmpeg's shrinking of the same bytes (libswscale's
+    /// area filter: a box for whole ratios). A size with no whole blocks stays full size.
     @Test(.timeLimit(.minutes(2)), arguments: [(1920, 1080, 2), (1280, 720, 1), (1282, 720, 0)])
     func theInsetCamerasPackedFramesAreConvertedNoLargerThanTheInsetNeeds(size: (w: Int, h: Int, shift: Int)) throws {
         let (w, h, shift) = size
@@ -76,13 +76,14 @@ import Testing
                                   framesPerSecond: 30, matrix: .bt709)
         let maker = CameraFrameMaker(name: "cam", matrix: .bt709, output: .bt709)
         let exchange = FrameExchange()
-        let inset = try #require(yuyv.withUnsafeBytes { maker.make($0, isDamaged: false, stream: stream, inset: PiPLayout().inset, exchange: exchange) })
+        let inset = try #require(yuyv.withUnsafeBytes { maker.make($0, isDamaged: false, stream: stream, inset: PiPLayout().insetRect, exchange: exchange) })
         #expect(inset.shift == shift)
+        #expect(inset.frame.isInsetOnly == (shift > 0))
         #expect(inset.frame.buffer.view.size == Size(width: w >> shift, height: h >> shift))
         #expect(maker.scaleChange(inset.shift) == (shift == 0 ? nil : "cam: converting YUYV at 1/\(1 << shift) size for the inset"))
         #expect(maker.scaleChange(inset.shift) == nil)
         let full = try #require(yuyv.withUnsafeBytes { maker.make($0, isDamaged: false, stream: stream, inset: nil, exchange: exchange) })
-        #expect(full.shift == 0 && full.frame.buffer.view.size == Size(width: w, height: h))
+        #expect(full.shift == 0 && full.frame.buffer.view.size == Size(width: w, height: h) && !full.frame.isInsetOnly)
         #expect(maker.scaleChange(full.shift) == (shift == 0 ? nil : "cam: converting YUYV at full size (full frame)"))
         guard shift > 0 else { return }
 
@@ -94,12 +95,18 @@ import Testing
                                  "-f", "rawvideo", "-pix_fmt", "yuv420p", "-y", dir.path("out.yuv")])
         try #require(r.status == 0, "\(r.stderr)")
         let reference = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.path("out.yuv"))))
-        let view = inset.frame.buffer.view
+        // Made again now that the frame holds the full-size picture: the columns are the
+        // inset's alone.
+        let again = try #require(yuyv.withUnsafeBytes { maker.make($0, isDamaged: false, stream: stream, inset: PiPLayout().insetRect, exchange: exchange) })
+        let view = again.frame.buffer.view
+        let columns = ScalePlan.lumaColumnsRead(source: view.size, aspectFilling: PiPLayout().insetRect)
+        #expect(columns.count * 2 < view.size.width)
         var offset = 0
-        for (name, plane) in [("Y", view.y), ("U", view.u), ("V", view.v)] {
-            let ours = (0..<plane.height).flatMap { y in (0..<plane.width).map { plane[$0, y] } }
-            let theirs = Array(reference[offset..<(offset + ours.count)])
-            offset += ours.count
+        for (name, plane, read) in [("Y", view.y, columns), ("U", view.u, columns.lowerBound / 2..<(columns.upperBound + 1) / 2),
+                                    ("V", view.v, columns.lowerBound / 2..<(columns.upperBound + 1) / 2)] {
+            let ours = (0..<plane.height).flatMap { y in read.map { plane[$0, y] } }
+            let theirs = (0..<plane.height).flatMap { y in read.map { reference[offset + y * plane.width + $0] } }
+            offset += plane.width * plane.height
             #expect(psnr(ours, theirs) > 45, "\(name) \(w)x\(h) 1/\(1 << shift): \(psnr(ours, theirs)) dB")
         }
     }

@@ -157,6 +157,42 @@ import Testing
         #expect(!hdLog.contains("warning"), "\(hdLog)")
     }
 
+    /// Two YUYV webcams and an inset they fill at 1/4: the camera in the inset converts only
+    /// the columns the inset reads, a picture never to be shown full frame. Swapped there and
+    /// back (SIGUSR1): every frame's full-frame part is all one camera's colour, never a
+    /// picture made for the inset (its other columns were never written: dark green where
+    /// it was shown), and the roles are the ones asked for before and after.
+    @Test(.timeLimit(.minutes(10)))
+    func swappingWebcamsNeverShowsAPictureMadeForTheInset() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("two-swapped", cameras: 2) else { return }
+        let log = Self.stderr(dir)
+        #expect(Self.status(dir) == 0, "\(log)")
+        #expect(log.components(separatedBy: "swap at ").count == 7, "six swaps: \(log)")
+        for camera in ["/dev/video0", "/dev/video1"] {
+            #expect(log.contains("\(camera): converting YUYV at 1/4 size for the inset"), "\(log)")
+        }
+        let out = dir.path("out.mov")
+        let frames = try Self.checkFile(out, seconds: 5.5, small: true)
+        // 16x16 cells of 40x22 pixels; rows 6 and below are full frame only, away from the inset.
+        let cells = try Decode.thumbnails(out, side: 16)
+        #expect(cells.count == frames)
+        var mixed: [Int] = []
+        for (n, t) in cells.enumerated() {
+            let row = (6..<16).flatMap { y in (0..<16).map { x in Array(t[3 * (16 * y + x)..<3 * (16 * y + x) + 3]) } }
+            let blue = row.allSatisfy { Self.looks((Int($0[0]), Int($0[1]), Int($0[2])), like: .blue) }
+            let red = row.allSatisfy { Self.looks((Int($0[0]), Int($0[1]), Int($0[2])), like: .red) }
+            if !blue && !red { mixed.append(n) }
+        }
+        #expect(mixed.isEmpty, "frames whose full frame is not one camera's: \(mixed.prefix(20))")
+        #expect(Set(cells.map { $0[3 * (16 * 10 + 8) + 2] > 160 }).count == 2, "the full frame never changed camera")
+        for seconds in [0.5, 5.3] {
+            let rgb = try Decode.frame(out, atSeconds: seconds, pixelFormat: "rgb24")
+            let (i, f) = (meanRGB(rgb, width: 640, x: 548, y: 18, w: 72, h: 50), Self.smallFull(rgb))
+            #expect(Self.looks(f, like: .blue) && Self.looks(i, like: .red), "at \(seconds) s: inset \(i), full frame \(f)")
+        }
+    }
+
     @Test func oneCameraRecordsAlone() throws {
         try Env.requireFFmpegTools()
         guard let dir = try Self.scenario("single", cameras: 1) else { return }

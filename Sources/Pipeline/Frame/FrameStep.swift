@@ -7,6 +7,9 @@ package protocol StepPicture {
     /// Decoded at 1/2^reduction of its source's size (a camera's JPEG for the inset); 0 at
     /// full size. A reduced picture is never blown up to full frame (`SwapPolicy`).
     var reduction: Int { get }
+    /// Only the columns the inset reads are there (`LiveFrame.isInsetOnly`): it is never
+    /// full frame (`SwapPolicy`, and the recorder holds the last frame rather than show it).
+    var isInsetOnly: Bool { get }
     /// Whether it is retagged once its colours were re-encoded where they lie, so that a
     /// picture shown twice is converted once. One that is not must already be in the
     /// output's colours to be composed in place: it would be converted again.
@@ -57,6 +60,7 @@ public struct FrameStep {
 
 extension VideoPicture: StepPicture {
     package var reduction: Int { 0 }
+    package var isInsetOnly: Bool { false }
     package var isRetaggable: Bool { false }
     package func ownFrame(size: Size) -> EncoderFrame? { composableFrame(size: size) }
     package func didConvert(to matrix: YCbCrMatrix) {}

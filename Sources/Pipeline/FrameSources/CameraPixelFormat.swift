@@ -69,9 +69,11 @@ enum RawFrameConverter {
     /// packed 4:2:2 takes) and returns the matrix of what it wrote: packed 4:2:2 is
     /// re-encoded to `output` in the same pass (no second pass over the frame in the
     /// compositor); the planar formats keep the stream's. nil when the buffer is short.
-    /// With `fork`, packed 4:2:2 is converted on two threads.
+    /// With `fork`, packed 4:2:2 is converted on two threads; a reduced one only in `columns`
+    /// (of `out`, nil: all), which the inset reads.
     static func convert(_ bytes: UnsafeRawBufferPointer, _ stream: StreamFormat, into out: I420View, shift: Int = 0,
-                        output: YCbCrMatrix, fork: (fork: ForkJoin, job: CameraFormats.Packed422Job)? = nil) -> YCbCrMatrix? {
+                        columns: Range<Int>? = nil, output: YCbCrMatrix,
+                        fork: (fork: ForkJoin, job: CameraFormats.Packed422Job)? = nil) -> YCbCrMatrix? {
         guard let raw = bytes.baseAddress, bytes.count >= requiredBytes(stream),
               let layout = CameraPixelFormat.row(stream.fourcc)?.layout else { return nil }
         let base = raw.assumingMemoryBound(to: UInt8.self), line = stream.bytesPerLine
@@ -82,11 +84,13 @@ enum RawFrameConverter {
             let conversion = ColorConversion.between(stream.matrix, output)
             if let fork {
                 let job = fork.job
-                (job.source, job.stride, job.order, job.shift, job.output, job.conversion) = (base, line, order, shift, out, conversion)
+                (job.source, job.stride, job.order, job.shift, job.output, job.conversion, job.columns)
+                    = (base, line, order, shift, out, conversion, columns)
                 fork.fork.run(job)
                 (job.source, job.output) = (nil, nil)
             } else {
-                CameraFormats.packed422Picture(base, stride: line, order: order, shift: shift, into: out, converting: conversion)
+                CameraFormats.packed422Picture(base, stride: line, order: order, shift: shift, into: out, converting: conversion,
+                                               columns: columns)
             }
             return conversion == nil ? stream.matrix : output
         case .semiPlanar:

@@ -24,10 +24,10 @@ final class CameraSource: FrameSource, SizedByRole, @unchecked Sendable {
     private var identity: CameraIdentity?
     private var exposure: Double?
     private lazy var maker = CameraFrameMaker(name: devicePath, matrix: .bt601, output: PiPCompositor.outputMatrix)
-    /// The inset size while this camera is in the inset, nil while it is full frame: set by
-    /// the recorder, read before each frame to decode JPEGs no larger than the role needs.
-    private let insetTarget = Mutex<Size?>(nil)
-    func setRole(inset: Size?) { insetTarget.withLock { $0 = inset } }
+    /// Where the inset is while this camera is in it, nil while it is full frame: set by the
+    /// recorder, read before each frame to make pictures no larger than the role needs.
+    private let insetTarget = Mutex<Rect?>(nil)
+    func setRole(inset: Rect?) { insetTarget.withLock { $0 = inset } }
     private let counters = Mutex(Counters())
     struct Counters {
         /// Frames the driver flagged, short buffers, JPEGs that would not decode.

@@ -19,7 +19,7 @@ final class FileSource: FrameSource, SizedByRole, @unchecked Sendable {
     private var pictures: Pictures?
     private let paceLock = NSLock()
     private var _paceStart: Double?
-    private let insetTarget = Mutex<Size?>(nil)
+    private let insetTarget = Mutex<Rect?>(nil)
     private let damaged = Atomic<Int>(0)
 
     private enum Pictures {
@@ -40,7 +40,7 @@ final class FileSource: FrameSource, SizedByRole, @unchecked Sendable {
         feed = SourceFeed(name: path)
     }
 
-    func setRole(inset: Size?) { insetTarget.withLock { $0 = inset } }
+    func setRole(inset: Rect?) { insetTarget.withLock { $0 = inset } }
     /// JPEGs of an MJPEG file the camera path could not decode: skipped, as a camera's are.
     var damagedJPEGs: Int { damaged.load(ordering: .relaxed) }
 

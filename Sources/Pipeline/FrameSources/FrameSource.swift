@@ -50,11 +50,12 @@ extension FrameSource {
 }
 
 /// A source whose pictures are made no larger than its role needs (JPEGs decoded at the
-/// inset's size while it is the inset): a camera, or an MJPEG file played as one.
+/// inset's size while it is the inset, uncompressed frames converted only where the inset
+/// reads them): a camera, or an MJPEG file played as one.
 protocol SizedByRole: FrameSource {
-    /// The inset's size while the source is in the inset, nil while it is full frame: set
-    /// by the recorder, read before each picture.
-    func setRole(inset: Size?)
+    /// Where the inset is on the canvas while the source is in it, nil while it is full
+    /// frame: set by the recorder, read before each picture.
+    func setRole(inset: Rect?)
 }
 
 /// The state a source shares with the recorder: written by its capture thread, read by the

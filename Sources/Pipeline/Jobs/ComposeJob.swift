@@ -117,7 +117,8 @@ public final class ComposeJob {
             }
 
             let swapped = swap.frame(asked: o.swaps.isSwapped(frame: n, fps: clock.fps),
-                                     newMainReduction: (swap.showing ? backNow : frontNow).reduction)
+                                     newMainReduction: (swap.showing ? backNow : frontNow).reduction,
+                                     newMainIsInsetOnly: (swap.showing ? backNow : frontNow).isInsetOnly)
             let (frame, inPlace) = try step.frame(back: backNow, front: frontNow, swapped: swapped,
                                                   canvas: { () throws(MediaError) in
                                                       try canvas.prepareForWriting()

@@ -448,9 +448,21 @@ public final class Recorder {
             let main = swapAsked ? other.name : sources.driver.name
             event(String(format: "swap at %.2f s: %@ full frame", Double(slot) / fps, main))
         }
-        assignRoles(sources, swapped: swapAsked)
         counts.fullFrame = swapAsked ? other?.name ?? sources.driver.name : sources.driver.name
-        let swapped = counts.swap.frame(asked: swapAsked, newMainReduction: (swapAsked ? inset : frame)?.reduction)
+        let newMain = swapAsked ? inset : frame
+        let swapped = counts.swap.frame(asked: swapAsked, newMainReduction: newMain?.reduction,
+                                        newMainIsInsetOnly: newMain?.isInsetOnly ?? false)
+        assignRoles(sources, asked: swapAsked, showing: swapped)
+        // A picture made for the inset alone is not shown full frame, even where the swap
+        // policy has no say: the other camera gone while this one was the inset, or roles
+        // changed again while a swap was waiting. The last frame holds instead, until this
+        // camera's next picture, made for its new role.
+        if (swapped && inset != nil ? inset! : frame).isInsetOnly && slot > 0 {
+            queue.giveBack(canvas)
+            queue.submitRepeat(index: slot)
+            counts.repeated += 1
+            return true
+        }
         let (picture, inPlace) = step.frame(back: frame, front: inset, swapped: swapped, canvas: { canvas })
         counts.latencies.append(monotonicNow() - frame.latencyOrigin)
         if inPlace {
@@ -465,12 +477,15 @@ public final class Recorder {
         return true
     }
 
-    /// Tells each source its role, so an MJPEG one in the inset decodes at the size the inset
-    /// needs. Its next frame follows.
-    private func assignRoles(_ sources: SourceSet, swapped: Bool) {
-        let main = swapped ? sources.other : sources.driver
+    /// Tells each source its role, so one in the inset makes its pictures no larger than the
+    /// inset needs. Its next frame follows. While a swap waits to show, both are full frame:
+    /// the one asked for, so that its next picture can be, and the one still shown, so that
+    /// its pictures stay whole until the swap shows.
+    private func assignRoles(_ sources: SourceSet, asked: Bool, showing: Bool) {
+        let mains = [asked ? sources.other : sources.driver, showing ? sources.other : sources.driver]
         for case let s as any SizedByRole in sources.all {
-            s.setRole(inset: s === main || sources.other == nil ? nil : options.layout.inset)
+            let isMain = mains.contains { $0 === s }
+            s.setRole(inset: isMain || sources.other == nil ? nil : options.layout.insetRect)
         }
     }
 

@@ -113,6 +113,13 @@ final class EncodeQueue: @unchecked Sendable {
         return .canvas(frame)
     }
 
+    /// A frame from `acquire` that was not used.
+    func giveBack(_ canvas: EncoderFrame) {
+        condition.lock()
+        free.append(canvas)
+        condition.unlock()
+    }
+
     private func fail(_ error: MediaError) {
         condition.lock()
         failure = failure ?? error
