@@ -39,6 +39,8 @@ struct Record: ParsableCommand {
             + "back:brightness=150,auto_exposure=1 (dualcam devices lists them).", valueName: "back|front:NAME=VALUE,..."))
     var controls: [String] = []
     @Flag(help: "Start with the pictures swapped.") var swap = false
+    @Option(help: ArgumentHelp("Also show the composed picture as a camera other programs read (a video call): a v4l2loopback device (sudo modprobe v4l2loopback exclusive_caps=1 card_label=DualCam video_nr=10).", valueName: "DEV"))
+    var virtualCamera: String?
     @Option(help: ArgumentHelp("Use only this camera pixel format: \(Self.pixelFormatNames).", valueName: "FOURCC"))
     var pixelFormat: String?
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
@@ -143,6 +145,15 @@ struct Record: ParsableCommand {
         }
         let reporting = reporting
         recorder.log = { reporting.note($0) }
+        if let virtualCamera {
+            do {
+                recorder.virtualCamera = try VirtualCamera(path: virtualCamera, size: options.layout.canvas,
+                                                           framesPerSecond: format.rate, log: { reporting.note($0) })
+            } catch {
+                fail(error.description)
+            }
+        }
+        defer { recorder.virtualCamera?.stop() }
         if reporting.showsLiveLine {
             recorder.status = { TerminalLine.shared.update(Self.statusText($0)) }
         }

@@ -66,6 +66,15 @@ import Testing
         Case(name: "input missing") { dir in
             (["compose", good, dir.path("missing.mp4"), "-o", dir.path("out.mov")], "missing.mp4: cannot open: No such file or directory")
         },
+        // --virtual-camera is checked before anything is recorded: a device that is not
+        // there says how to load the module, one that is no V4L2 output says so.
+        Case(name: "virtual camera missing") { dir in
+            (["record", "--back", good, "--virtual-camera", "/dev/video97", "-o", dir.path("out.mov")],
+             "/dev/video97 does not exist: load v4l2loopback: sudo modprobe v4l2loopback exclusive_caps=1 card_label=DualCam video_nr=97")
+        },
+        Case(name: "virtual camera not a device") { dir in
+            (["record", "--back", good, "--virtual-camera", "/dev/null", "-o", dir.path("out.mov")], "/dev/null is not a V4L2 device")
+        },
         Case(name: "unwritable destination") { _ in
             (["compose", good, front, "-o", "/proc/dualcam-\(UUID()).mov"], "cannot write")
         },

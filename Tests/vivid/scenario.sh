@@ -99,6 +99,25 @@ case $name in
   two-nv12) record --duration 3 --pixel-format NV12 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" ;;
   two-uyvy) record --duration 3 --pixel-format UYVY --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" ;;
   two-mplane) record --duration 3 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" ;;  # vivid started with multiplanar=2
+  virtual-camera)
+    # The composed picture of two files written to a v4l2loopback device while ffmpeg reads
+    # it as a camera: one reader for 30 frames, none for a second, another for 30 frames.
+    # ffmpeg takes 5-6 s to start in the emulated VM, hence the long recording.
+    modprobe -d "$VIVID_VM_MODDIR" videodev
+    insmod "$LOOPBACK_KO" devices=1 video_nr=5 exclusive_caps=1 card_label=DualCam
+    record --duration 16 --canvas 640x360 --video-encoder mpeg4 --bitrate 8M --audio none \
+      --back "$out/back.mkv" --front "$out/front.mkv" --virtual-camera /dev/video5 -o "$out/out.mov" &
+    recorder=$!
+    recording_started
+    read_camera() {
+      timeout 30 ffmpeg -nostdin -v error -f v4l2 -i /dev/video5 -frames:v 30 -fps_mode passthrough \
+        -f rawvideo -pix_fmt yuv420p -y "$out/$1.yuv" 2>> "$out/readers.txt"
+      echo "$1: exit $?" >> "$out/readers.txt"
+    }
+    read_camera reader1
+    sleep 1
+    read_camera reader2
+    wait "$recorder" ;;
   two-swapped)
     # An inset that both 640x360 YUYV cameras fill at 1/4 (96x72 from 160x90): the camera in
     # it converts only the columns the inset reads. Swapped six times, 0.6 s apart from 1 s

@@ -88,6 +88,17 @@ public struct RecordSummary: Sendable, Codable {
     /// Samples of silence put in where the microphone lost sound (overruns, stalls).
     public var audioSilenceInserted: Int
     public var events: [String]
+    /// The virtual camera written beside the file, if one was.
+    public var virtualCamera: VirtualCameraSummary?
+}
+
+public struct VirtualCameraSummary: Codable, Sendable {
+    public var device: String
+    /// Frames written to it, and frames it skipped (no room, or a newer frame came first).
+    public var framesWritten: Int
+    public var framesSkipped: Int
+    /// Why it stopped being written to, if it did (the recording went on).
+    public var failure: String?
 }
 
 public enum RecordError: Error, CustomStringConvertible {
@@ -134,6 +145,8 @@ public final class Recorder {
     public var status: (RecordStatus) -> Void = { _ in }
     /// Shown every composed picture (the preview window).
     public var preview: PictureObserver?
+    /// Given every composed picture too, as it is made (not as the encoder takes it).
+    public var virtualCamera: VirtualCamera?
     /// Called once the sources and the file are open, just before recording starts.
     public var willStart: () -> Void = {}
 
@@ -474,6 +487,7 @@ public final class Recorder {
         // After the encoder has it (it only reads the picture, and only this thread takes
         // pictures from the pool to write): the preview's copy is outside the latency.
         preview?.offer(picture.view)
+        virtualCamera?.offer(picture.view)
         return true
     }
 
@@ -553,6 +567,10 @@ public final class Recorder {
                              composedInPlace: counts.composedInPlace,
                              encoderSkippedFrames: counts.encoderSkipped,
                              audioDriftCorrection: audio?.driftCorrection ?? 0,
-                             audioSilenceInserted: audio?.silenceInserted ?? 0, events: events)
+                             audioSilenceInserted: audio?.silenceInserted ?? 0, events: events,
+                             virtualCamera: virtualCamera.map {
+                                 VirtualCameraSummary(device: $0.path, framesWritten: $0.written, framesSkipped: $0.skipped,
+                                                      failure: $0.failure)
+                             })
     }
 }

@@ -1,0 +1,107 @@
+import Compositor
+import Foundation
+import MediaIO
+
+/// The composed picture as a camera other programs read (a video call in the browser):
+/// each composed frame is copied, on the composing thread, into one of three buffers, and a
+/// thread of its own writes the newest to the device. It is fed the picture as it is made,
+/// as the preview is, not what the encoder takes: an encoder behind real time skips frames
+/// in the file, and a call must not. Nothing it meets stops or slows the recording: a
+/// device with no room skips the frame, one that goes away (the module unloaded) is said
+/// once and written to no more.
+public final class VirtualCamera: PictureObserver, @unchecked Sendable {
+    public let path: String
+    private let device: V4L2Output
+    private let buffers: [UnsafeMutableRawBufferPointer]
+    private let condition = NSCondition()
+    private var ready: Int?, writing: Int?
+    private var stopping = false
+    private var thread: OwnedThread?
+    private let log: (String) -> Void
+    private var _written = 0, _skipped = 0, _failure: String?
+
+    /// Opens the device; the one-line reason when it cannot be.
+    public init(path: String, size: Size, framesPerSecond: Int, log: @escaping (String) -> Void) throws(V4L2Output.Problem) {
+        self.path = path
+        let device = try V4L2Output(path: path, size: size, framesPerSecond: framesPerSecond)
+        self.device = device
+        buffers = (0..<3).map { _ in .allocate(byteCount: device.frameBytes, alignment: 64) }
+        self.log = log
+        thread = OwnedThread(name: "dualcam-virtual-camera") { [self] in writeLoop() }
+    }
+
+    deinit {
+        stop()
+        for b in buffers { b.deallocate() }
+    }
+
+    /// Frames written to the device, and frames it had no room for or came while one was
+    /// being written (a newer one replaced them).
+    public var written: Int { condition.withLock { _written } }
+    public var skipped: Int { condition.withLock { _skipped } }
+    /// Why it stopped writing, if it did.
+    public var failure: String? { condition.withLock { _failure } }
+
+    public func offer(_ picture: I420View) {
+        guard picture.size == device.size else { return }
+        condition.lock()
+        let spare = (0..<buffers.count).first { $0 != ready && $0 != writing }
+        let closed = stopping || _failure != nil
+        condition.unlock()
+        guard let spare, !closed else { return }
+        Self.pack(picture, into: buffers[spare])
+        condition.lock()
+        if ready != nil { _skipped += 1 }
+        ready = spare
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The three planes one after another, rows without padding: the I420 layout readers
+    /// of a V4L2 camera expect.
+    static func pack(_ picture: I420View, into out: UnsafeMutableRawBufferPointer) {
+        var offset = 0
+        for plane in picture.planes {
+            for y in 0..<plane.height {
+                (out.baseAddress! + offset).copyMemory(from: plane.row(y), byteCount: plane.width)
+                offset += plane.width
+            }
+        }
+    }
+
+    private func writeLoop() {
+        while true {
+            condition.lock()
+            while ready == nil && !stopping { condition.wait() }
+            guard !stopping, let next = ready else { condition.unlock(); return }
+            ready = nil
+            writing = next
+            condition.unlock()
+            let error = device.write(UnsafeRawBufferPointer(buffers[next]))
+            condition.lock()
+            writing = nil
+            switch error?.rawValue {
+            case nil: _written += 1
+            case EAGAIN, ENOBUFS, ENOSPC: _skipped += 1
+            case let code?:
+                _failure = "virtual camera \(path): \(Errno(code)): no longer written to (the recording goes on)"
+            }
+            let failed = _failure
+            condition.unlock()
+            if let failed {
+                log(failed)
+                return
+            }
+        }
+    }
+
+    /// Stops writing (the device is closed with the object).
+    public func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+        _ = thread?.join(timeout: 2)
+        thread = nil
+    }
+}
