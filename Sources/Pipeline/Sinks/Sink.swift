@@ -2,8 +2,11 @@ import MediaIO
 
 /// Where the engine's output goes: output frames in order, the sound that goes with them,
 /// then an end. `compose` writes to a `FaststartFile`, `record` (through its `EncodeQueue`)
-/// to a `RecordingFile`; an output of another kind (a virtual camera, a stream) is one more
-/// conformer, and neither the frame loops nor the encode queue change for it.
+/// to a `RecordingFile`; an encoded output of another kind (a stream) is one more
+/// conformer, and neither the frame loops nor the encode queue change for it. What shows
+/// the pictures live (the preview, `VirtualCamera`) is a `PictureObserver` instead: it is
+/// given each picture as it is composed, and must not wait for an encoder that may be
+/// behind real time.
 package protocol Sink: AnyObject {
     /// Writes output frame `index` (encoded, when the sink encodes). The frame is only read.
     func write(frame: EncoderFrame, index: Int64) throws(MediaError)
