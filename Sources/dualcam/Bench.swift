@@ -383,8 +383,11 @@ struct BaselineGate {
         self.path = path
         self.tolerance = tolerance
         self.kind = kind
-        guard let data = FileManager.default.contents(atPath: path),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = access(path, R_OK) == 0 ? "cannot be read" : String(cString: strerror(errno))
+            Self.fail("\(path): \(reason) (save one first: dualcam bench\(kind == .instructions ? " --instructions" : "") --json > \(path))")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let cases = object["cases"] as? [[String: Any]]
         else { Self.fail("\(path): not a saved `dualcam bench --json` run") }
         let counted = object["counter"] != nil

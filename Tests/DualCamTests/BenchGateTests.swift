@@ -178,6 +178,12 @@ struct BenchGateTests {
         #expect(bad.status == 2)
         #expect(bad.stderrLines.count == 1 && bad.stderr.contains("not a saved `dualcam bench --json` run"), "\(bad.stderr)")
 
+        // A baseline not saved yet says so, and how to save one.
+        let missing = try dualcam(Self.arguments + ["--baseline", dir.path("none.json")])
+        #expect(missing.status == 2)
+        #expect(missing.stderrLines.count == 1 && missing.stderr.contains("none.json: No such file or directory (save one first: "),
+                "\(missing.stderr)")
+
         let absurd = try dualcam(["bench", "--instructions", "--tolerance", "-3"])
         #expect(absurd.status != 0 && absurd.stderr.contains("--tolerance"), "\(absurd.stderr)")
     }
