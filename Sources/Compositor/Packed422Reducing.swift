@@ -115,7 +115,7 @@ extension CameraFormats {
         guard let columns else { return 0..<chromaWidth }
         let lower = max(0, columns.lowerBound / 2), upper = min(chromaWidth, (columns.upperBound + 1) / 2)
         guard upper - lower < 16 else { return lower..<upper }
-        let start = min(max(0, lower), chromaWidth - 16)
+        let start = min(lower, chromaWidth - 16)
         return start..<start + 16
     }
 

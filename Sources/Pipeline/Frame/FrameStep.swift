@@ -36,7 +36,7 @@ public struct FrameStep {
     package func frame<P: StepPicture, E: Error>(back: P, front: P?, swapped: Bool,
                                                  canvas: () throws(E) -> EncoderFrame) throws(E)
         -> (frame: EncoderFrame, inPlace: Bool) {
-        let (main, inset) = swapped && front != nil ? (front!, Optional(back)) : (back, front)
+        let (main, inset) = Self.roles(back: back, front: front, swapped: swapped)
         if let own = inPlaceTarget(main) {
             compositor.compose(main: main.picture, inset: inset?.picture, into: own.view)
             main.didConvert(to: compositor.outputMatrix)
@@ -45,6 +45,12 @@ public struct FrameStep {
         let target = try canvas()
         compositor.compose(main: main.picture, inset: inset?.picture, into: target.view)
         return (target, false)
+    }
+
+    /// Which picture is full frame and which the inset: with no front picture (one camera
+    /// left), the back one is full frame whatever `swapped` says.
+    package static func roles<P>(back: P, front: P?, swapped: Bool) -> (main: P, inset: P?) {
+        swapped && front != nil ? (front!, back) : (back, front)
     }
 
     /// The main picture's frame, when drawing the inset into it is safe. The picture may be

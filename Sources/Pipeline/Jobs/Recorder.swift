@@ -470,7 +470,7 @@ public final class Recorder {
         // policy has no say: the other camera gone while this one was the inset, or roles
         // changed again while a swap was waiting. The last frame holds instead, until this
         // camera's next picture, made for its new role.
-        if (swapped && inset != nil ? inset! : frame).isInsetOnly && slot > 0 {
+        if FrameStep.roles(back: frame, front: inset, swapped: swapped).main.isInsetOnly && slot > 0 {
             queue.giveBack(canvas)
             queue.submitRepeat(index: slot)
             counts.repeated += 1
