@@ -8,7 +8,7 @@ import Pipeline
 /// (half size at most 960 wide, 15 fps). The composing thread only scales each shown
 /// picture into a spare buffer with our own kernels; everything SDL does (window, events,
 /// upload, drawing) happens on the window's own thread. Clicking or tapping the inset,
-/// or `s`, asks for a swap; `q` and closing the window are passed on as they are.
+/// or `s`, asks for a swap; `p`, `q` and closing the window are passed on as they are.
 public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     public enum Problem: Error, CustomStringConvertible {
         case noDisplay(String)
@@ -25,6 +25,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     public static let framesPerSecond = 15.0
     public var onSwap: () -> Void = {}
     public var onQuitKey: () -> Void = {}
+    public var onPauseKey: () -> Void = {}
     public var onClose: () -> Void = {}
 
     private let scaler: PiPCompositor
@@ -142,6 +143,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         switch event {
         case let .key(k) where k == UInt8(ascii: "s") || k == UInt8(ascii: "S"): onSwap()
         case let .key(k) where k == UInt8(ascii: "q") || k == UInt8(ascii: "Q"): onQuitKey()
+        case let .key(k) where k == UInt8(ascii: "p") || k == UInt8(ascii: "P"): onPauseKey()
         case .key: break
         case let .press(x, y): if isOnInset(x: x * Double(size.width), y: y * Double(size.height)) { onSwap() }
         case .close:

@@ -12,8 +12,9 @@ struct Record: ParsableCommand {
             A file given as --back or --front plays at its real pace, as a camera would (an MJPEG \
             file's JPEGs go through the camera path, as a webcam's do). \
             While recording: s (then Enter when stdin is not a terminal) or SIGUSR1 swaps the \
-            pictures; q, Ctrl-C or SIGTERM stops and finishes the file. With --preview, a window \
-            shows the recording: clicking the inset or s swaps, q or closing the window stops. With one camera, it \
+            pictures; p or SIGUSR2 pauses and resumes (the file goes straight on, the sound in sync); \
+            q, Ctrl-C or SIGTERM stops and finishes the file. With --preview, a window \
+            shows the recording (live while paused): clicking the inset or s swaps, p pauses, q or closing the window stops. With one camera, it \
             is recorded alone; a camera lost while recording leaves the other full frame.
             """)
 
@@ -158,16 +159,18 @@ struct Record: ParsableCommand {
             recorder.status = { TerminalLine.shared.update(Self.statusText($0)) }
         }
         Interruption.install()
-        Interruption.installSwapSignal()
+        Interruption.installSwapAndPauseSignals()
         let keys = KeyboardControl()
         keys.start()
         defer { keys.restore() }
         recorder.shouldStop = { Interruption.requested }
         recorder.swapRequests = { Interruption.swapCount }
+        recorder.pauseRequests = { Interruption.pauseCount }
         let out = options.output
         let window = previewOptions.open(layout: options.layout, title: "dualcam - recording \(out)", job: "recording")
         window?.onSwap = { Interruption.requestSwap() }
         window?.onQuitKey = { Interruption.request() }
+        window?.onPauseKey = { Interruption.requestPause() }
         window?.onClose = { Interruption.request() }  // closing the window stops and finishes
         recorder.preview = window
         recorder.willFinalize = {
@@ -185,11 +188,13 @@ struct Record: ParsableCommand {
                 print(String(decoding: try encoder.encode(s), as: UTF8.self))
             } else if !reporting.quiet {
                 print(String(format: "recorded %@: %d frames (%.2f s)%@; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
-                             + "%d repeated, %d back frames dropped, %d lost by the cameras%@",
+                             + "%d repeated, %d back frames dropped, %d lost by the cameras%@%@",
                              s.output, s.frames, s.seconds, s.singleCamera ? ", single-camera mode" : "",
                              s.latencyP50Ms, s.latencyP99Ms, s.latencyMaxMs, s.repeatedFrames, s.droppedBackFrames,
                              s.cameraDroppedFrames,
-                             s.encoderSkippedFrames > 0 ? ", \(s.encoderSkippedFrames) skipped while the encoder was behind" : ""))
+                             s.encoderSkippedFrames > 0 ? ", \(s.encoderSkippedFrames) skipped while the encoder was behind" : "",
+                             s.pauses > 0 ? String(format: "; paused %d time%@, %.1f s left out", s.pauses, s.pauses == 1 ? "" : "s",
+                                                   s.pausedSeconds) : ""))
             }
         } catch {
             keys.restore()
@@ -231,8 +236,13 @@ struct Record: ParsableCommand {
             : "warning: \(what), little above the \(Int(rate)) fps asked: with the cameras' work beside it, it may fall behind (\(advice))"
     }
 
-    /// "REC 0:12  30.0 fps  p99 3.1 ms  0 repeated  0 dropped  audio [######----] -18 dB  full frame: /dev/video0"
+    /// "REC 0:12  30.0 fps  p99 3.1 ms  0 repeated  0 dropped  audio [######----] -18 dB  full frame: /dev/video0";
+    /// "PAUSED 0:12 (p resumes)  audio ..." while paused.
     static func statusText(_ s: RecordStatus) -> String {
+        if s.paused {
+            return "PAUSED \(clockText(s.seconds)) (p resumes)" + (s.audioPeak.map { "  audio " + levelMeter($0) } ?? "")
+                + "  full frame: \((s.fullFrame as NSString).lastPathComponent)"
+        }
         var text = String(format: "REC %@  %.1f fps  p99 %.1f ms  %d repeated  %d dropped", clockText(s.seconds),
                           s.framesPerSecond, s.latencyP99Ms, s.repeatedFrames, s.droppedBackFrames)
         if s.encoderSkippedFrames > 0 { text += "  \(s.encoderSkippedFrames) skipped (encoder behind)" }

@@ -12,6 +12,7 @@ enum Interruption {
     private static let flag = Atomic<Bool>(false)
     private static let finishing = Atomic<Bool>(false)
     private static let swaps = Atomic<Int>(0)
+    private static let pauses = Atomic<Int>(0)
     /// What a signal that comes while the file is being finished prints (from the handler:
     /// only write(2) is safe there, so the text is made beforehand).
     nonisolated(unsafe) private static var busyMessage: UnsafeMutableBufferPointer<CChar>?
@@ -21,6 +22,9 @@ enum Interruption {
     /// Swap requests so far (SIGUSR1, `s` on stdin).
     static var swapCount: Int { swaps.load(ordering: .relaxed) }
     static func requestSwap() { swaps.add(1, ordering: .relaxed) }
+    /// Pause and resume requests so far (SIGUSR2, `p`): odd is paused.
+    static var pauseCount: Int { pauses.load(ordering: .relaxed) }
+    static func requestPause() { pauses.add(1, ordering: .relaxed) }
 
     /// From now on a further signal is answered with `message` instead of being taken as a
     /// new request: the file is being finished and stopping again would gain nothing.
@@ -32,12 +36,15 @@ enum Interruption {
         finishing.store(true, ordering: .releasing)
     }
 
-    /// SIGUSR1 asks for a swap at the next frame.
-    static func installSwapSignal() {
+    /// SIGUSR1 asks for a swap at the next frame; SIGUSR2 pauses or resumes the recording.
+    static func installSwapAndPauseSignals() {
         _ = swaps.load(ordering: .relaxed)
-        let handler: @convention(c) (Int32) -> Void = { _ in Interruption.swaps.add(1, ordering: .relaxed) }
-        signal(SIGUSR1, handler)
-        unblock([SIGUSR1])
+        _ = pauses.load(ordering: .relaxed)
+        let swap: @convention(c) (Int32) -> Void = { _ in Interruption.swaps.add(1, ordering: .relaxed) }
+        let pause: @convention(c) (Int32) -> Void = { _ in Interruption.pauses.add(1, ordering: .relaxed) }
+        signal(SIGUSR1, swap)
+        signal(SIGUSR2, pause)
+        unblock([SIGUSR1, SIGUSR2])
     }
 
     static func install() {
@@ -68,17 +75,18 @@ enum Interruption {
     }
 }
 
-/// `s` swaps, `q` stops: single keys on a terminal (raw mode, restored on exit); on a pipe
+/// `s` swaps, `p` pauses and resumes, `q` stops: single keys on a terminal (raw mode, restored on exit); on a pipe
 /// or file, whole lines (`s`/`swap`, `q`/`quit`), so a script's "status" is not two swaps.
 final class KeyboardControl: @unchecked Sendable {
     private var saved: termios?
     private var reader: OwnedThread?
 
-    enum Command { case swap, stop }
+    enum Command { case swap, pause, stop }
 
     static func command(key: UInt8) -> Command? {
         switch key {
         case UInt8(ascii: "s"), UInt8(ascii: "S"): return .swap
+        case UInt8(ascii: "p"), UInt8(ascii: "P"): return .pause
         case UInt8(ascii: "q"), UInt8(ascii: "Q"): return .stop
         default: return nil
         }
@@ -87,6 +95,7 @@ final class KeyboardControl: @unchecked Sendable {
     static func command(line: String) -> Command? {
         switch line.trimmingCharacters(in: .whitespaces).lowercased() {
         case "s", "swap": return .swap
+        case "p", "pause", "resume": return .pause
         case "q", "quit", "stop": return .stop
         default: return nil
         }
@@ -95,6 +104,7 @@ final class KeyboardControl: @unchecked Sendable {
     static func perform(_ command: Command?) {
         switch command {
         case .swap?: Interruption.requestSwap()
+        case .pause?: Interruption.requestPause()
         case .stop?: Interruption.request()
         case nil: break
         }
@@ -137,7 +147,7 @@ final class KeyboardControl: @unchecked Sendable {
                     line.removeAll(keepingCapacity: true)
                     let command = Self.command(line: text)
                     if command == nil && !text.trimmingCharacters(in: .whitespaces).isEmpty {
-                        say("ignored '\(text)' (s swaps, q stops)")
+                        say("ignored '\(text)' (s swaps, p pauses, q stops)")
                     }
                     Self.perform(command)
                 } else if line.count < 256 {

@@ -276,7 +276,7 @@ import Testing
             stdin.fileHandleForWriting.write(Data("q\n".utf8))
         }
         try #require(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.contains("ignored 'status' (s swaps, q stops)"), "\(r.stderr)")
+        #expect(r.stderr.contains("ignored 'status' (s swaps, p pauses, q stops)"), "\(r.stderr)")
         #expect(r.stderr.contains("swap at ") && r.stderr.contains("\(front) full frame"), "\(r.stderr)")
         let v = try #require(try Probe(out).stream("video"))
         let duration = try #require(Probe.number(v["duration"]))

@@ -15,6 +15,21 @@ import Testing
         #expect(clock.due(pictureAt: 101.01) == (0, 0))
     }
 
+    /// After a pause the first picture fills the next slot, with nothing repeated for the
+    /// time paused, and the pictures after it keep their spacing; a fixed length counts the
+    /// slots recorded, not the time paused.
+    @Test func aResumedRecordingGoesStraightOn() {
+        var clock = SlotClock(fps: 30, duration: 2)
+        for n in 0..<30 { _ = clock.due(pictureAt: 10 + Double(n) / 30) }
+        let moved = clock.resume(at: 15.004)
+        #expect(abs(moved - (15.004 - 11)) < 1e-9)
+        #expect(clock.due(pictureAt: 15.004) == (0, 1) && clock.next == 31)
+        for n in 1..<29 { #expect(clock.due(pictureAt: 15.004 + Double(n) / 30 + 0.001) == (0, 1), "picture \(n)") }
+        #expect(!clock.isComplete)
+        _ = clock.due(pictureAt: 15.004 + 29.0 / 30)
+        #expect(clock.isComplete && clock.seconds == 2)
+    }
+
     @Test func aMissedPictureRepeatsTheOneBeforeIt() {
         var clock = SlotClock(fps: 30, duration: nil)
         _ = clock.due(pictureAt: 10)

@@ -59,6 +59,37 @@ import Testing
         #expect(video.count >= 135, "\(video.count) of 150 slots have a picture")
     }
 
+    /// `p` on the terminal pauses (the status line says so) and `p` again resumes; `q` stops.
+    @Test(.timeLimit(.minutes(2)))
+    func pOnTheTerminalPausesAndTheStatusLineSaysSo() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("paused.mov"), camera = dir.path("camera.mp4")
+        try makeClip(camera, ["-f", "lavfi", "-i", "testsrc=s=640x360:r=30:d=12", "-c:v", "libx264", "-preset", "ultrafast"])
+        let script = """
+            import os, pty, sys, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.environ['TERM'] = 'xterm'
+                os.execv(sys.argv[1], sys.argv[1:])
+            for key, wait in ((b'p', 1.5), (b'p', 1.5), (b'q', 1.5)):
+                time.sleep(wait)
+                os.write(fd, key)
+            """ + "\n" + Self.collectTerminalOutput
+        let r = try run("/usr/bin/env", ["python3", "-c", script, Env.dualcam, "record", "--back", camera, "--size", "640x360",
+                                         "--audio", "none", "--skip-speed-check", "-o", out])
+        #expect(r.status == 0, "\(r.stdout)")
+        let lines = r.stdout.components(separatedBy: "\r\u{1B}[K")
+        let paused = lines.filter { $0.hasPrefix("PAUSED ") }
+        #expect(!paused.isEmpty && paused.allSatisfy {
+            $0.range(of: #"^PAUSED 0:0[12] \(p resumes\)  full frame: camera.mp4"#, options: .regularExpression) != nil
+        }, "\(paused)")
+        #expect(lines.contains { $0.hasPrefix("REC 0:02") }, "recording again after the pause: \(r.stdout)")
+        #expect(r.stdout.contains("paused at ") && r.stdout.contains("; paused 1 time, 1."), "\(r.stdout)")
+        let video = try #require(Probe.number(try Probe(out).stream("video")?["duration"]))
+        #expect(video > 2.2 && video < 3.4, "\(video) s of a 4.5 s take paused for 1.5 s")
+    }
+
     /// `record ... &` from a shell: dualcam in a process group of its own that is not the
     /// terminal's foreground one. Before, the terminal stopped it (SIGTTOU on setting the
     /// key mode) and it never recorded; now it records, leaves the terminal's modes alone,

@@ -41,6 +41,17 @@ struct SlotClock {
     /// Seconds of output so far.
     var seconds: Double { frames.time(ofFrame: next) }
 
+    /// Picks the recording up again after a pause with the picture taken at `t`: the next
+    /// slot is due at `t`, so the file goes straight on from the last slot before the pause
+    /// (no frozen picture for the time paused). Returns how far the origin moved: the time
+    /// left out, which the sound skips too.
+    mutating func resume(at t: Double) -> Double {
+        guard let origin else { return 0 }
+        let moved = t - frames.time(ofFrame: next) - origin
+        self.origin = origin + moved
+        return moved
+    }
+
     /// The slots the picture taken at `t` settles: first those that repeat the previous
     /// picture, then those that show this one. Both zero: the picture is not needed (the
     /// camera runs faster than the output, or the recording is complete).

@@ -3,6 +3,7 @@ import Foundation
 import MediaIO
 
 public struct RecordOptions: Sendable {
+
     /// A V4L2 device path or a video file; nil picks the first capture device.
     public var back: String?
     /// As `back`; nil picks the next capture device, if there is one.
@@ -90,6 +91,9 @@ public struct RecordSummary: Sendable, Codable {
     public var events: [String]
     /// The virtual camera written beside the file, if one was.
     public var virtualCamera: VirtualCameraSummary?
+    /// Times the recording was paused, and the time those pauses left out of the file.
+    public var pauses: Int
+    public var pausedSeconds: Double
 }
 
 public struct VirtualCameraSummary: Codable, Sendable {
@@ -139,6 +143,8 @@ public final class Recorder {
     public var shouldStop: () -> Bool = { false }
     /// How many swap requests (SIGUSR1, `s`) have come in so far.
     public var swapRequests: () -> Int = { 0 }
+    /// How many pause and resume requests (SIGUSR2, `p`) have come in so far: odd is paused.
+    public var pauseRequests: () -> Int = { 0 }
     /// Called once the recording has stopped and the file is being finished.
     public var willFinalize: () -> Void = {}
     /// Told how the recording is going, a few times a second (`RecordStatus`).
@@ -177,6 +183,21 @@ public final class Recorder {
         var backlog = EncoderBacklog()
         var fullFrame = ""
         var reporter = StatusReporter()
+        var pause = PauseState()
+    }
+
+    /// Where a pause stands. Pictures keep coming while paused (shown in the preview and the
+    /// virtual camera, not recorded); the recording goes on with the first picture taken
+    /// after the resume was asked for.
+    struct PauseState {
+        /// Monotonic time the pause was noticed, while paused.
+        var since: Double?
+        /// Monotonic time the resume was asked for, until a picture taken since comes.
+        var resumeAskedAt: Double?
+        var pauses = 0
+        /// Time left out of the file by pauses that have ended.
+        var seconds = 0.0
+        var isPaused: Bool { since != nil }
     }
 
     public func run() throws(RecordError) -> RecordSummary {
@@ -364,8 +385,18 @@ public final class Recorder {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
             let at = clock.seconds
             if queue.error != nil || !sources.update(at: at, event: event) { return }
-            if durationPassedWithoutCamera(clock, sources) { return }
+            if !counts.pause.isPaused && durationPassedWithoutCamera(clock, sources) { return }
+            notePauseRequests(&clock, &counts, queue: queue)
             guard let (frame, isNew) = sources.driver.exchange.take(), isNew else { continue }
+            if counts.pause.isPaused {
+                if !resumes(&clock, &counts, with: frame, queue: queue) {
+                    // The viewers stay live while the file waits.
+                    _ = compose(frame, slot: clock.next, counts: &counts, sources: sources, queue: queue, step: step,
+                                recording: false)
+                    reportStatus(clock, &counts, audio: audio)
+                    continue
+                }
+            }
             if clock.origin == nil {
                 if Self.isStale(frame.timestamp, startedAt: startedAt) { continue }
                 queue.setOrigin(frame.timestamp)
@@ -382,12 +413,47 @@ public final class Recorder {
             if repeats + shows == 0 && !clock.isComplete { counts.droppedBack += 1 }
             for slot in (first + repeats)..<(first + repeats + shows) where !skipped(slot, of: clock, queue: queue, counts: &counts) {
                 guard compose(frame, slot: slot, counts: &counts, sources: sources, queue: queue,
-                              step: step) else { return }
+                              step: step, recording: true) else { return }
             }
             // An OUT kept so far (--overwrite) is replaced once the take holds a picture.
             if file.pending != nil { file.claimIfReady() }
             reportStatus(clock, &counts, audio: audio)
         }
+    }
+
+    /// Pauses or asks to resume when the requests say so (resuming waits for a picture).
+    private func notePauseRequests(_ clock: inout SlotClock, _ counts: inout Counts, queue: EncodeQueue) {
+        let asked = pauseRequests() % 2 == 1
+        let now = monotonicNow()
+        if asked && !counts.pause.isPaused {
+            counts.pause.since = now
+            counts.pause.resumeAskedAt = nil
+            counts.pause.pauses += 1
+            // Before the first picture there is nothing to leave out: the file starts later.
+            if let origin = clock.origin { queue.pauseSound(atSlot: clock.next, at: origin + clock.seconds) }
+            event(String(format: "paused at %.2f s", clock.seconds))
+        } else if !asked && counts.pause.isPaused && counts.pause.resumeAskedAt == nil {
+            counts.pause.resumeAskedAt = now
+            queue.resumeSoundAsked(at: now)
+        } else if asked && counts.pause.resumeAskedAt != nil {
+            // Paused again before a picture came to resume with: still the same pause.
+            counts.pause.resumeAskedAt = nil
+        }
+    }
+
+    /// Whether `frame` ends the pause: it was taken after the resume was asked for. The clock
+    /// then moves on so that it fills the next slot, and the sound leaves out as much.
+    private func resumes(_ clock: inout SlotClock, _ counts: inout Counts, with frame: LiveFrame, queue: EncodeQueue) -> Bool {
+        guard let askedAt = counts.pause.resumeAskedAt, let since = counts.pause.since,
+              frame.timestamp >= askedAt - clock.frames.period / 2 else { return false }
+        let left = clock.resume(at: frame.timestamp)
+        queue.resumeSound(after: left)
+        counts.pause.seconds += clock.origin == nil ? frame.timestamp - since : left
+        counts.pause.since = nil
+        counts.pause.resumeAskedAt = nil
+        event(String(format: "resumed at %.2f s (%.1f s left out)", clock.seconds,
+                     clock.origin == nil ? frame.timestamp - since : left))
+        return true
     }
 
     /// Whether slot `slot` is skipped because the encoder is that far behind: not queued at
@@ -423,7 +489,7 @@ public final class Recorder {
         if let s = counts.reporter.due(now: monotonicNow(), frames: clock.next, fps: clock.fps, latencies: counts.latencies,
                                        repeated: counts.repeated, dropped: counts.droppedBack,
                                        encoderSkipped: counts.encoderSkipped, fullFrame: counts.fullFrame,
-                                       audio: { audio?.takePeak() }) {
+                                       paused: counts.pause.isPaused, audio: { audio?.takePeak() }) {
             status(s)
         }
     }
@@ -440,8 +506,9 @@ public final class Recorder {
 
     /// Composes `frame` with the newest inset picture into slot `slot`. False when the
     /// encoder has failed.
+    /// Not `recording` (paused): composed for the preview and the virtual camera alone.
     private func compose(_ frame: LiveFrame, slot: Int, counts: inout Counts, sources: SourceSet,
-                         queue: EncodeQueue, step: FrameStep) -> Bool {
+                         queue: EncodeQueue, step: FrameStep, recording: Bool) -> Bool {
         let fps = Double(options.video.framesPerSecond)
         let canvas: EncoderFrame
         switch queue.acquire() {
@@ -449,7 +516,7 @@ public final class Recorder {
         case let .canvas(c): canvas = c
         case .encoderBehind:
             // Every pool frame is queued or being encoded: skipped like a slot over the backlog.
-            counts.encoderSkipped += 1
+            if recording { counts.encoderSkipped += 1 }
             return true
         }
         let other = sources.other
@@ -472,11 +539,19 @@ public final class Recorder {
         // camera's next picture, made for its new role.
         if FrameStep.roles(back: frame, front: inset, swapped: swapped).main.isInsetOnly && slot > 0 {
             queue.giveBack(canvas)
-            queue.submitRepeat(index: slot)
-            counts.repeated += 1
+            if recording {
+                queue.submitRepeat(index: slot)
+                counts.repeated += 1
+            }
             return true
         }
         let (picture, inPlace) = step.frame(back: frame, front: inset, swapped: swapped, canvas: { canvas })
+        guard recording else {
+            preview?.offer(picture.view)
+            virtualCamera?.offer(picture.view)
+            queue.giveBack(canvas)
+            return true
+        }
         counts.latencies.append(monotonicNow() - frame.latencyOrigin)
         if inPlace {
             counts.composedInPlace += 1
@@ -571,6 +646,8 @@ public final class Recorder {
                              virtualCamera: virtualCamera.map {
                                  VirtualCameraSummary(device: $0.path, framesWritten: $0.written, framesSkipped: $0.skipped,
                                                       failure: $0.failure)
-                             })
+                             },
+                             pauses: counts.pause.pauses,
+                             pausedSeconds: counts.pause.seconds + (counts.pause.since.map { monotonicNow() - $0 } ?? 0))
     }
 }

@@ -37,6 +37,10 @@ final class EncodeQueue: @unchecked Sendable {
     var liveAudio: (any SoundSource)?
     private var origin: Double?
     private var framesEncoded = 0
+    /// Sound heard during pauses, left out of the track (guarded by `condition`).
+    private var cuts = SoundCuts()
+    /// Where sound left out is drained to and dropped.
+    private let discarded = SampleQueue()
 
     /// Whether `finish` sent the last slot, skipped before, after all.
     private(set) var lastSlotRefilled = false
@@ -87,6 +91,26 @@ final class EncodeQueue: @unchecked Sendable {
     /// Time zero of the output, on the monotonic clock (the first back frame's timestamp).
     func setOrigin(_ t: Double) {
         condition.lock(); origin = t; condition.unlock()
+    }
+
+    /// The recording pauses before slot `slot`, at monotonic `time` (where that slot would
+    /// have been due): from there the sound heard is left out until it resumes.
+    func pauseSound(atSlot slot: Int, at time: Double) {
+        condition.lock()
+        cuts.pause(atSample: slot * samplesPerFrame, at: time)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// A resume was asked for at monotonic `time`: sound from then on is kept until
+    /// `resumeSound` says how much the pause left out.
+    func resumeSoundAsked(at time: Double) {
+        condition.lock(); cuts.resumeAsked(at: time); condition.unlock()
+    }
+
+    /// The recording goes on, `seconds` after it paused: that much sound is left out.
+    func resumeSound(after seconds: Double) {
+        condition.lock(); cuts.resume(after: seconds); condition.unlock()
     }
 
     init(sink: any Sink, canvas: Size, depth: Int = 32, fps: Int) throws(MediaError) {
@@ -194,23 +218,63 @@ final class EncodeQueue: @unchecked Sendable {
 
     /// Brings the audio queued or written up to `total` samples: captured audio when there
     /// is some (and, with `padding`, silence for the rest), silence when recording none.
-    private func addAudio(upTo total: Int, padding: Bool) throws(MediaError) {
-        let missing = total - Int(sink.soundSamplesWritten) - audio.count
-        guard missing > 0 else { return }
+    /// Sound stops at a pause until what was heard during it is left out.
+    private func addAudio(upTo total: Int, padding: Bool) {
         condition.lock(); let origin = self.origin; condition.unlock()
-        if let live = liveAudio {
-            var got = 0
-            if let origin { got = live.drain(into: audio, origin: origin, limit: missing) }
-            if padding { audio.appendSilence(missing - got) }
-        } else {
-            audio.appendSilence(missing)
+        var position = soundPosition
+        while position < total {
+            leaveOutPausedSound(at: position, origin: origin)
+            condition.lock(); let room = cuts.room(at: position); condition.unlock()
+            let wanted = min(total - position, room ?? .max)
+            guard wanted > 0 else { break }  // a pause whose sound is not all left out yet
+            var got = wanted
+            if let live = liveAudio {
+                got = origin.map { live.drain(into: audio, origin: $0, limit: wanted) } ?? 0
+            } else {
+                audio.appendSilence(wanted)
+            }
+            position += got
+            if got < wanted { break }
         }
+        if padding && position < total { audio.appendSilence(total - position) }
+    }
+
+    /// Output samples written or queued so far.
+    private var soundPosition: Int { Int(sink.soundSamplesWritten) + audio.count }
+
+    /// Drains and drops the sound heard during the pause at output sample `position`, as much
+    /// of it as is surely in the pause by now.
+    private func leaveOutPausedSound(at position: Int, origin: Double?) {
+        condition.lock(); let due = cuts.dueForDiscard(at: position, heardUntil: monotonicNow()); condition.unlock()
+        guard due > 0 else { return }
+        var n = due
+        if let live = liveAudio {
+            n = origin.map { live.drain(into: discarded, origin: $0, limit: due) } ?? 0
+            discarded.drop(discarded.count)
+        }
+        condition.lock(); cuts.discarded(n); condition.unlock()
+    }
+
+    /// While paused, with nothing to encode: the sound before the pause is queued and what
+    /// has been heard since is dropped, so a long pause piles nothing up.
+    private func keepUpWithPause() {
+        condition.lock(); let at = cuts.cuts.first?.atSample; condition.unlock()
+        guard let at else { return }
+        addAudio(upTo: at, padding: false)
+        condition.lock(); let origin = self.origin; condition.unlock()
+        leaveOutPausedSound(at: soundPosition, origin: origin)
     }
 
     private func encodeLoop() {
         while true {
             condition.lock()
-            while queued.isEmpty && !finishing { condition.wait() }
+            while queued.isEmpty && !finishing {
+                guard cuts.isOpen else { condition.wait(); continue }
+                condition.unlock()
+                keepUpWithPause()
+                condition.lock()
+                if queued.isEmpty && !finishing { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.25)) }
+            }
             if queued.isEmpty && finishing {
                 condition.unlock()
                 break
@@ -225,7 +289,7 @@ final class EncodeQueue: @unchecked Sendable {
                     try sink.write(frame: picture, index: Int64(index))
                 }
                 // Audio up to this frame's end, as far as it has been captured.
-                try addAudio(upTo: (index + 1) * samplesPerFrame, padding: false)
+                addAudio(upTo: (index + 1) * samplesPerFrame, padding: false)
                 try sink.write(sound: audio, final: false)
                 let took = monotonicNow() - started
                 condition.lock()
@@ -249,7 +313,7 @@ final class EncodeQueue: @unchecked Sendable {
         if error != nil { return }
         do {
             // The track ends exactly where the picture does.
-            try addAudio(upTo: encodedFrames * samplesPerFrame, padding: true)
+            addAudio(upTo: encodedFrames * samplesPerFrame, padding: true)
             try sink.write(sound: audio, final: true)
         } catch {
             condition.lock(); failure = failure ?? error; condition.unlock()
