@@ -18,8 +18,9 @@ struct Record: ParsableCommand {
             is recorded alone; a camera lost while recording leaves the other full frame.
             """)
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The .mov file to write (default: dualcam-DATE-TIME.mov).",
-                                                      valueName: "OUT.mov"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("The .mov file to write (default: dualcam-DATE-TIME.mov); none writes "
+                                                      + "no file, with --virtual-camera or --preview (./none is a file).",
+                                                      valueName: "OUT.mov|none"))
     var output: String?
     @Option(help: ArgumentHelp("The main camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var back: String?
     @Option(help: ArgumentHelp("The inset camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var front: String?
@@ -104,6 +105,10 @@ struct Record: ParsableCommand {
 
     func run() throws {
         FFmpegLog.setVerbose(false)
+        if output == RecordOptions.noFile && virtualCamera == nil && !previewOptions.preview {
+            fail("-o none writes no file: it needs --virtual-camera DEV or --preview to show the pictures somewhere "
+                 + "(a file named none: -o ./none)")
+        }
         // A recording frees and reallocates large buffers all the time (the muxer builds each
         // fragment in one, ~0.5 MB). glibc's default raises its mmap threshold after the
         // first such free, and then serves them from the heap, where they fragment: a
@@ -140,7 +145,7 @@ struct Record: ParsableCommand {
         options.metadata = metadata.metadata
         options.metadata.rotation = format.rotate
         let recorder = Recorder(options: options)
-        if !skipSpeedCheck && !reporting.quiet {
+        if !skipSpeedCheck && !reporting.quiet && options.writesFile {
             let settings = options.video
             recorder.willStart = { if let warning = Self.speedWarning(settings) { say(warning) } }
         }
@@ -167,7 +172,12 @@ struct Record: ParsableCommand {
         recorder.swapRequests = { Interruption.swapCount }
         recorder.pauseRequests = { Interruption.pauseCount }
         let out = options.output
-        let window = previewOptions.open(layout: options.layout, title: "dualcam - recording \(out)", job: "recording")
+        let window = previewOptions.open(layout: options.layout,
+                                         title: options.writesFile ? "dualcam - recording \(out)" : "dualcam - live, no file",
+                                         job: "recording")
+        if !options.writesFile && window == nil && recorder.virtualCamera == nil {
+            fail("with -o none and no preview window there is nowhere to show the pictures: nothing recorded")
+        }
         window?.onSwap = { Interruption.requestSwap() }
         window?.onQuitKey = { Interruption.request() }
         window?.onPauseKey = { Interruption.requestPause() }
@@ -175,7 +185,8 @@ struct Record: ParsableCommand {
         recorder.preview = window
         recorder.willFinalize = {
             window?.close()
-            Interruption.enterFinishing(message: "finishing \(out), please wait (killed now, it still plays as it is)")
+            Interruption.enterFinishing(message: options.writesFile ? "finishing \(out), please wait (killed now, it still plays as it is)"
+                                        : "stopping, please wait")
         }
         defer { window?.close() }
         do {
@@ -186,6 +197,9 @@ struct Record: ParsableCommand {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 print(String(decoding: try encoder.encode(s), as: UTF8.self))
+            } else if !reporting.quiet && !options.writesFile {
+                print(String(format: "showed %d frames (%.2f s)%@, no file written; latency p50 %.2f ms, p99 %.2f ms",
+                             s.frames, s.seconds, s.virtualCamera.map { " on \($0.device)" } ?? "", s.latencyP50Ms, s.latencyP99Ms))
             } else if !reporting.quiet {
                 print(String(format: "recorded %@: %d frames (%.2f s)%@; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
                              + "%d repeated, %d back frames dropped, %d lost by the cameras%@%@",

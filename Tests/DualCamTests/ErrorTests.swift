@@ -72,6 +72,10 @@ import Testing
             (["record", "--back", good, "--virtual-camera", "/dev/video97", "-o", dir.path("out.mov")],
              "/dev/video97 does not exist: load v4l2loopback: sudo modprobe v4l2loopback exclusive_caps=1 card_label=DualCam video_nr=97")
         },
+        // -o none writes no file: with nothing to show the pictures on, it is refused.
+        Case(name: "no file and nowhere to show it") { _ in
+            (["record", "--back", good, "-o", "none"], "-o none writes no file: it needs --virtual-camera DEV or --preview")
+        },
         Case(name: "virtual camera not a device") { dir in
             (["record", "--back", good, "--virtual-camera", "/dev/null", "-o", dir.path("out.mov")], "/dev/null is not a V4L2 device")
         },

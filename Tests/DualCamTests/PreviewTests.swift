@@ -178,6 +178,48 @@ final class VirtualDisplay {
         #expect(runs == ["B", "R", "B"], "full-frame colour runs: \(String(runs))")
     }
 
+    /// `-o none --preview`: the pictures in the window and no file at all; closing the
+    /// window stops. With no display to open it on, there is nowhere to show them: one line.
+    @Test(.timeLimit(.minutes(2)))
+    func withNoFileThePreviewAloneShowsThePictures() throws {
+        let (dir, back, front) = try Self.blueAndRed.get()
+        let display = try VirtualDisplay()
+        let before = Set(dir.contents)
+        let work = try TempDir()
+        var seen: (full: (Int, Int, Int), inset: (Int, Int, Int))?
+        let r = try run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", work.path(""), Env.dualcam, "record", "--back", back,
+                                    "--front", front, "--duration", "30", "--preview", "-o", "none"],
+                        environment: ["DISPLAY": display.name]) { _ in
+            do {
+                guard let w = try display.window(named: "^dualcam - live, no file") else { return }
+                sleep(2)
+                let rgb = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height)
+                seen = (meanRGB(rgb, width: w.width, x: 100, y: 200, w: 400, h: 200),
+                        meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60))
+                let close = Env.repoRoot.appendingPathComponent("Tests/preview/close-window.py").path
+                _ = try run("/usr/bin/env", ["python3", close, w.id], environment: ["DISPLAY": display.name])
+            } catch {
+                Issue.record("driving the preview: \(error)")
+            }
+        }
+        try #require(r.status == 0, "\(r.stderr)")
+        let shown = try #require(seen, "no window named 'dualcam - live, no file' within 20 s: \(r.stderr)")
+        #expect(Self.isBlue(shown.full) && Self.isRed(shown.inset), "\(shown)")
+        #expect(r.stderr.contains("showing it, no file written (-o none)"), "\(r.stderr)")
+        #expect(r.stdout.range(of: #"^showed \d+ frames \(\d+\.\d\d s\), no file written"#, options: .regularExpression) != nil,
+                "\(r.stdout)")
+        #expect(work.contents.isEmpty && Set(dir.contents) == before, "\(work.contents) \(dir.contents)")
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = nil
+        environment["WAYLAND_DISPLAY"] = nil
+        let nowhere = try run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", work.path(""), Env.dualcam, "record", "--back",
+                                          back, "--duration", "2", "--preview", "-o", "none"], environment: environment)
+        #expect(nowhere.status != 0 && nowhere.stderrLines.last == "dualcam: with -o none and no preview window there is "
+                + "nowhere to show the pictures: nothing recorded", "\(nowhere.stderr)")
+        #expect(work.contents.isEmpty)
+    }
+
     @Test func withNoDisplayOneLineSaysSoAndTheRecordingIsMade() throws {
         let (dir, back, front) = try Self.blueAndRed.get()
         let out = dir.path("no-display.mov")

@@ -13,14 +13,8 @@ extension VividTests {
     func aVirtualCameraShowsWhatIsRecordedAndItsReadersComeAndGo() throws {
         try Env.requireFFmpegTools()
         let env = try Self.loopbackModule()
-        guard let dir = try Self.scenario("virtual-camera", cameras: 0, environment: env, prepare: { dir in
-            // Neighbouring frames nearly alike, frames a second apart not: a frame the encoder
-            // skipped (the emulated VM is slow) still has a match, and order can be told.
-            try makeClip(dir.path("back.mkv"), ["-f", "lavfi", "-i", "gradients=s=640x360:r=30:d=20:speed=0.03:n=4",
-                                                "-c:v", "libx264", "-preset", "ultrafast", "-qp", "10", "-pix_fmt", "yuv420p"])
-            try makeClip(dir.path("front.mkv"), ["-f", "lavfi", "-i", "testsrc=s=320x240:r=30:d=20", "-c:v", "libx264",
-                                                 "-preset", "ultrafast", "-qp", "10", "-pix_fmt", "yuv420p"])
-        }) else { return }
+        guard let dir = try Self.scenario("virtual-camera", cameras: 0, environment: env, prepare: Self.slowlyChangingClips)
+        else { return }
         let log = Self.stderr(dir)
         let readers = (try? String(contentsOfFile: dir.path("readers.txt"), encoding: .utf8)) ?? ""
         #expect(Self.status(dir) == 0, "\(log)")
@@ -31,34 +25,83 @@ extension VividTests {
         #expect(summary["frames"] as? Int == 480, "\(summary)")
         _ = try Self.checkFile(dir.path("out.mov"), seconds: 16, small: true)
 
-        let frameBytes = 640 * 360 * 3 / 2, lumaBytes = 640 * 360
-        func frames(_ path: String) throws -> [[UInt8]] {
-            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            return stride(from: 0, to: bytes.count - frameBytes + 1, by: frameBytes).map { Array(bytes[$0..<($0 + lumaBytes)]) }
-        }
-        let decoded = dir.path("out.yuv")
-        let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", dir.path("out.mov"), "-f", "rawvideo",
-                                               "-pix_fmt", "yuv420p", "-y", decoded])
-        try #require(r.status == 0, "\(r.stderr)")
-        let file = try frames(decoded)
+        let file = try Self.decodedLuma(dir.path("out.mov"), in: dir)
         #expect(file.count == 480)
-        // Luma on a coarse grid picks the candidate; the whole luma plane is compared then.
-        let grid = stride(from: 0, to: lumaBytes, by: 7).map { $0 }
-        func coarse(_ a: [UInt8], _ b: [UInt8]) -> Double { psnr(grid.map { a[$0] }, grid.map { b[$0] }) }
         var matched: [[Int]] = []
         for name in ["reader1", "reader2"] {
-            let seen = try frames(dir.path("\(name).yuv"))
-            #expect(seen.count == 30 && readers.contains("\(name): exit 0"), "\(name): \(seen.count) frames; \(readers)")
-            matched.append(try [5, 15, 25].filter { $0 < seen.count }.map { sample in
-                let best = file.indices.max { coarse(seen[sample], file[$0]) < coarse(seen[sample], file[$1]) }!
-                let quality = psnr(seen[sample], file[best])
-                print(String(format: "virtual camera: %@ frame %d is file frame %d at %.1f dB", name, sample, best, quality))
-                #expect(quality > 35, "\(name) frame \(sample): \(quality) dB at best (file frame \(best))")
-                try #require(quality > 20, "\(name) frame \(sample) is nothing the file holds (\(quality) dB)")
-                return best
-            })
+            matched.append(try Self.matchReader(name, in: dir, against: file, readers: readers))
         }
         // 30 frames, then a second without a reader: the second reader's are later by more.
         #expect((matched[1].min() ?? 0) > (matched[0].max() ?? 0) + 15, "file frames matched: \(matched)")
+    }
+
+    /// `-o none`: the virtual camera alone. What the reader saw is the composition of the two
+    /// files (matched against `compose`'s lossless output of them, > 35 dB), and nothing at
+    /// all is written: the folder it ran in stays empty.
+    @Test(.timeLimit(.minutes(10)))
+    func withNoFileTheVirtualCameraAloneShowsThePictures() throws {
+        try Env.requireFFmpegTools()
+        let env = try Self.loopbackModule()
+        guard let dir = try Self.scenario("virtual-camera-only", cameras: 0, environment: env, prepare: Self.slowlyChangingClips)
+        else { return }
+        let log = Self.stderr(dir)
+        let readers = (try? String(contentsOfFile: dir.path("readers.txt"), encoding: .utf8)) ?? ""
+        #expect(Self.status(dir) == 0, "\(log)")
+        #expect(log.contains("showing it, no file written (-o none)"), "\(log)")
+        #expect(dir.contents.allSatisfy { !$0.hasSuffix(".mov") } && (try? FileManager.default.contentsOfDirectory(
+            atPath: dir.path("cwd")))?.isEmpty == true, "\(dir.contents)")
+        let summary = try Self.summary(dir)
+        let camera = try #require(summary["virtualCamera"] as? [String: Any], "\(summary)")
+        #expect(summary["output"] as? String == "none" && summary["frames"] as? Int == 360, "\(summary)")
+        #expect(camera["failure"] == nil && (camera["framesWritten"] as? Int ?? 0) >= 300, "\(camera)")
+        let reference = dir.path("reference.mov")
+        let composed = try dualcam(["compose", dir.path("back.mkv"), dir.path("front.mkv"), "--size", "640x360", "--codec", "h264",
+                                    "--crf", "0", "-o", reference])
+        try #require(composed.status == 0, "\(composed.stderr)")
+        let matched = try Self.matchReader("reader1", in: dir, against: try Self.decodedLuma(reference, in: dir), readers: readers)
+        #expect(matched == matched.sorted(), "reference frames matched: \(matched)")
+    }
+
+    /// Neighbouring frames nearly alike, frames a second apart not: a frame the encoder
+    /// skipped (the emulated VM is slow) still has a match, and order can be told.
+    static func slowlyChangingClips(_ dir: TempDir) throws {
+        try makeClip(dir.path("back.mkv"), ["-f", "lavfi", "-i", "gradients=s=640x360:r=30:d=20:speed=0.03:n=4",
+                                            "-c:v", "libx264", "-preset", "ultrafast", "-qp", "10", "-pix_fmt", "yuv420p"])
+        try makeClip(dir.path("front.mkv"), ["-f", "lavfi", "-i", "testsrc=s=320x240:r=30:d=20", "-c:v", "libx264",
+                                             "-preset", "ultrafast", "-qp", "10", "-pix_fmt", "yuv420p"])
+    }
+
+    static let frameBytes = 640 * 360 * 3 / 2, lumaBytes = 640 * 360
+
+    /// The luma planes of the 640x360 I420 frames in a raw file.
+    static func lumaFrames(_ path: String) throws -> [[UInt8]] {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        return stride(from: 0, to: bytes.count - frameBytes + 1, by: frameBytes).map { Array(bytes[$0..<($0 + lumaBytes)]) }
+    }
+
+    /// A 640x360 file's frames decoded by ffmpeg, luma only.
+    static func decodedLuma(_ movie: String, in dir: TempDir) throws -> [[UInt8]] {
+        let decoded = dir.path(URL(fileURLWithPath: movie).deletingPathExtension().lastPathComponent + ".yuv")
+        let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", movie, "-f", "rawvideo",
+                                               "-pix_fmt", "yuv420p", "-y", decoded])
+        try #require(r.status == 0, "\(r.stderr)")
+        return try lumaFrames(decoded)
+    }
+
+    /// Which of `frames` the reader's 30 frames 5, 15 and 25 are, each at > 35 dB.
+    static func matchReader(_ name: String, in dir: TempDir, against frames: [[UInt8]], readers: String) throws -> [Int] {
+        // Luma on a coarse grid picks the candidate; the whole luma plane is compared then.
+        let grid = stride(from: 0, to: lumaBytes, by: 7).map { $0 }
+        func coarse(_ a: [UInt8], _ b: [UInt8]) -> Double { psnr(grid.map { a[$0] }, grid.map { b[$0] }) }
+        let seen = try lumaFrames(dir.path("\(name).yuv"))
+        #expect(seen.count == 30 && readers.contains("\(name): exit 0"), "\(name): \(seen.count) frames; \(readers)")
+        return try [5, 15, 25].filter { $0 < seen.count }.map { sample in
+            let best = frames.indices.max { coarse(seen[sample], frames[$0]) < coarse(seen[sample], frames[$1]) }!
+            let quality = psnr(seen[sample], frames[best])
+            print(String(format: "virtual camera: %@ frame %d is frame %d at %.1f dB", name, sample, best, quality))
+            #expect(quality > 35, "\(name) frame \(sample): \(quality) dB at best (frame \(best))")
+            try #require(quality > 20, "\(name) frame \(sample) is nothing it should be (\(quality) dB)")
+            return best
+        }
     }
 }

@@ -24,6 +24,12 @@ keep_log() { kill "$log_copier" 2>/dev/null; wait "$log_copier" 2>/dev/null; cop
 # second or more to deliver in the emulated VM.
 recording_started() { for _ in $(seq 300); do grep -q "recording to" "$log" 2>/dev/null && return; sleep 0.1; done; }
 record() { "$DUALCAM" record --capture 640x360 --json --skip-speed-check "$@" > "$out/summary.json" 2> "$log"; echo $? > "$out/status"; keep_log; }
+# ffmpeg reading the virtual camera /dev/video5 as any program reads a webcam: 30 frames.
+read_camera() {
+  timeout 30 ffmpeg -nostdin -v error -f v4l2 -i /dev/video5 -frames:v 30 -fps_mode passthrough \
+    -f rawvideo -pix_fmt yuv420p -y "$out/$1.yuv" 2>> "$out/readers.txt"
+  echo "$1: exit $?" >> "$out/readers.txt"
+}
 # Two MJPEG cameras from v4l2loopback (LOOPBACK_KO, built on the host by
 # Scripts/v4l2loopback.sh), /dev/video5 and /dev/video6, fed by ffmpeg with the files given:
 # a stream copy, so each buffer is one of the files' JPEGs, as a USB webcam sends them.
@@ -109,14 +115,21 @@ case $name in
       --back "$out/back.mkv" --front "$out/front.mkv" --virtual-camera /dev/video5 -o "$out/out.mov" &
     recorder=$!
     recording_started
-    read_camera() {
-      timeout 30 ffmpeg -nostdin -v error -f v4l2 -i /dev/video5 -frames:v 30 -fps_mode passthrough \
-        -f rawvideo -pix_fmt yuv420p -y "$out/$1.yuv" 2>> "$out/readers.txt"
-      echo "$1: exit $?" >> "$out/readers.txt"
-    }
     read_camera reader1
     sleep 1
     read_camera reader2
+    wait "$recorder" ;;
+  virtual-camera-only)
+    # -o none: the composed picture goes to the virtual camera alone, and no file is written
+    # (run in a folder of its own, which must stay empty).
+    modprobe -d "$VIVID_VM_MODDIR" videodev
+    insmod "$LOOPBACK_KO" devices=1 video_nr=5 exclusive_caps=1 card_label=DualCam
+    mkdir "$out/cwd"
+    (cd "$out/cwd" && record --duration 12 --size 640x360 --audio none --back "$out/back.mkv" --front "$out/front.mkv" \
+      --virtual-camera /dev/video5 -o none) &
+    recorder=$!
+    for _ in $(seq 300); do grep -q "showing it" "$log" 2>/dev/null && break; sleep 0.1; done
+    read_camera reader1
     wait "$recorder" ;;
   two-swapped)
     # An inset that both 640x360 YUYV cameras fill at 1/4 (96x72 from 160x90): the camera in

@@ -3,6 +3,8 @@ import Foundation
 import MediaIO
 
 public struct RecordOptions: Sendable {
+    /// `-o none`: no file, the pictures only shown (the virtual camera, the preview).
+    public static let noFile = "none"
 
     /// A V4L2 device path or a video file; nil picks the first capture device.
     public var back: String?
@@ -32,6 +34,8 @@ public struct RecordOptions: Sendable {
     /// Controls saved per camera, applied when it opens; nil applies none.
     public var controlStore: ControlStore? = ControlStore.standard()
     public init(output: String) { self.output = output }
+    /// Whether a file is written (not `-o none`).
+    public var writesFile: Bool { output != Self.noFile }
 }
 
 /// Where the sound comes from.
@@ -203,7 +207,7 @@ public final class Recorder {
     public func run() throws(RecordError) -> RecordSummary {
         events = []
         // Before any device is opened: a live recording's file is the one line there is.
-        if options.overwrite && RecordingLock.isHeld(options.output) {
+        if options.writesFile && options.overwrite && RecordingLock.isHeld(options.output) {
             throw .media(.cannotWrite(path: options.output, reason: RecordingLock.heldReason))
         }
         // A device the user named first: a wrong --audio fails before anything else happens.
@@ -216,15 +220,20 @@ public final class Recorder {
         do { compositor = try PiPCompositor(layout: options.layout, threads: 2) } catch {
             throw .media(.encoderFailed(name: "compositor", reason: error.description))
         }
-        let file: RecordingFile
-        do { file = try RecordingFile(options: options) } catch { throw .media(error) }
-        warnIfShortOfSpace()
+        var file: RecordingFile?
+        if options.writesFile {
+            do { file = try RecordingFile(options: options) } catch { throw .media(error) }
+            warnIfShortOfSpace()
+        }
         let fps = Int(options.video.framesPerSecond)
         let queue: EncodeQueue
-        // Frames enough for the lag allowed: running out of them skips slots too.
-        let depth = max(32, Int(options.maxEncoderLag * Double(fps)) + 2)
-        do { queue = try EncodeQueue(sink: file, canvas: options.layout.canvas, depth: depth, fps: fps) } catch {
-            file.remove()
+        // Frames enough for the lag allowed: running out of them skips slots too. With no
+        // file nothing is encoded: a few frames go round.
+        let depth = file == nil ? 4 : max(32, Int(options.maxEncoderLag * Double(fps)) + 2)
+        do {
+            queue = try EncodeQueue(sink: file ?? DiscardingSink(), canvas: options.layout.canvas, depth: depth, fps: fps)
+        } catch {
+            file?.remove()
             throw .media(error)
         }
         queue.liveAudio = liveAudio
@@ -249,7 +258,7 @@ public final class Recorder {
                          + "finished without it", name, SourceFeed.stopTimeout))
         }
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
-        try close(file, queue: queue, clock: clock)
+        if let file { try close(file, queue: queue, clock: clock) } else { try close(queue, clock: clock) }
         if queue.lastSlotRefilled { counts.encoderSkipped -= 1 }
         return summary(clock: clock, counts: counts, sources: sources.all, audio: liveAudio)
     }
@@ -380,7 +389,7 @@ public final class Recorder {
     /// duration is reached, a stop is asked for, the encoder fails or no source is left.
     private func fillSlots(_ clock: inout SlotClock, _ counts: inout Counts, sources: SourceSet,
                            queue: EncodeQueue, step: FrameStep, startedAt: Double, audio: (any SoundSource)?,
-                           file: RecordingFile) {
+                           file: RecordingFile?) {
         while !shouldStop() && !clock.isComplete {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
             let at = clock.seconds
@@ -401,7 +410,7 @@ public final class Recorder {
                 if Self.isStale(frame.timestamp, startedAt: startedAt) { continue }
                 queue.setOrigin(frame.timestamp)
                 // Cameras can take a second or more to deliver: this is when the file starts.
-                log("recording to \(options.output)")
+                log(file == nil ? "showing it, no file written (-o none)" : "recording to \(options.output)")
             }
             let first = clock.next
             let (repeats, shows) = clock.due(pictureAt: frame.timestamp)
@@ -416,7 +425,7 @@ public final class Recorder {
                               step: step, recording: true) else { return }
             }
             // An OUT kept so far (--overwrite) is replaced once the take holds a picture.
-            if file.pending != nil { file.claimIfReady() }
+            if let file, file.pending != nil { file.claimIfReady() }
             reportStatus(clock, &counts, audio: audio)
         }
     }
@@ -590,6 +599,16 @@ public final class Recorder {
                          + "file is finished without it", LiveAudio.stopTimeout))
         }
         if live.overruns > 0 { event("audio: \(live.overruns) overrun(s), gaps filled with silence") }
+    }
+
+    /// With no file (`-o none`): what is queued is let go.
+    private func close(_ queue: EncodeQueue, clock: SlotClock) throws(RecordError) {
+        willFinalize()
+        do { try queue.finish(lastSlot: clock.next > 0 ? clock.next - 1 : nil) } catch { throw .media(error) }
+        if queue.encodedFrames == 0 {
+            throw .nothingRecorded(clock.origin == nil ? "no picture came from \(options.back ?? "the back camera")"
+                                   : "stopped before the first frame")
+        }
     }
 
     /// Encodes what is queued and leaves OUT in the best state there is: regular after a

@@ -36,3 +36,15 @@ extension EncodedMovSink {
         try writer.finish()
     }
 }
+
+/// `record -o none`: frames and sound are let go as they come (the pictures are shown by
+/// the virtual camera or the preview); the recording's clock and counts run as ever.
+final class DiscardingSink: Sink {
+    private(set) var soundSamplesWritten: Int64 = 0
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError) {}
+    func write(sound: SampleQueue, final: Bool) throws(MediaError) {
+        soundSamplesWritten += Int64(sound.count)
+        sound.drop(sound.count)
+    }
+    func finishWriting() throws(MediaError) {}
+}
