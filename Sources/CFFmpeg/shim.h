@@ -12,6 +12,8 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/samplefmt.h>
+#include <libavutil/time.h>
+#include <libavcodec/bsf.h>
 #include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 
@@ -173,6 +175,26 @@ static inline int dc_output_use_descriptor(AVFormatContext *ctx, int fd) {
     ctx->io_close2 = dc_output_io_close;
     ctx->flags |= AVFMT_FLAG_CUSTOM_IO;
     return dc_avio_open_descriptor(&ctx->pb, fd, 1);
+}
+
+/* A live stream's network calls (connect, each write) give up once a deadline passes or a
+ * stop is asked for: FFmpeg polls the interrupt callback while it waits on the network. */
+typedef struct { volatile int64_t deadline_us; volatile int stop; } dc_deadline;
+
+static int dc_deadline_passed(void *opaque) {
+    const dc_deadline *d = opaque;
+    return d->stop || (d->deadline_us > 0 && av_gettime_relative() > d->deadline_us);
+}
+
+static inline void dc_deadline_set(dc_deadline *d, double seconds) {
+    d->deadline_us = av_gettime_relative() + (int64_t)(seconds * 1e6);
+}
+
+/* Opens `url` for writing as the muxer's I/O, interruptible by `d`. */
+static inline int dc_open_live_output(AVFormatContext *ctx, const char *url, dc_deadline *d, AVDictionary **options) {
+    ctx->interrupt_callback.callback = dc_deadline_passed;
+    ctx->interrupt_callback.opaque = d;
+    return avio_open2(&ctx->pb, url, AVIO_FLAG_WRITE, &ctx->interrupt_callback, options);
 }
 
 /* Swift cannot import function-like or casting macros; these expose them. */

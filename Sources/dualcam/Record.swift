@@ -43,6 +43,10 @@ struct Record: ParsableCommand {
     @Flag(help: "Start with the pictures swapped.") var swap = false
     @Option(help: ArgumentHelp("Also show the composed picture as a camera other programs read (a video call): a v4l2loopback device (sudo modprobe v4l2loopback exclusive_caps=1 card_label=DualCam video_nr=10).", valueName: "DEV"))
     var virtualCamera: String?
+    @Option(help: ArgumentHelp("Also send the recording live (the same encoding): srt://HOST:PORT (MPEG-TS), rtmp://HOST/APP/KEY "
+                               + "(FLV, with --codec h264), udp:// or tcp://. A dropped network or a server that goes away "
+                               + "never stops the recording: the stream reconnects with backoff.", valueName: "URL"))
+    var stream: String?
     @Option(help: ArgumentHelp("Use only this camera pixel format: \(Self.pixelFormatNames).", valueName: "FOURCC"))
     var pixelFormat: String?
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
@@ -105,6 +109,9 @@ struct Record: ParsableCommand {
 
     func run() throws {
         FFmpegLog.setVerbose(false)
+        if output == RecordOptions.noFile && stream != nil {
+            fail("--stream sends the recording's own encoding: with -o none nothing is encoded (record to a file, or leave --stream out)")
+        }
         if output == RecordOptions.noFile && virtualCamera == nil && !previewOptions.preview {
             fail("-o none writes no file: it needs --virtual-camera DEV or --preview to show the pictures somewhere "
                  + "(a file named none: -o ./none)")
@@ -130,6 +137,7 @@ struct Record: ParsableCommand {
         options.captureGiven = capture != nil
         options.framesPerSecond = fps ?? Double(format.rate)
         options.swap = swap
+        options.stream = stream
         switch audio {
         case nil: options.audio = .systemDefault
         case "none"?: options.audio = .none
@@ -151,6 +159,11 @@ struct Record: ParsableCommand {
         }
         let reporting = reporting
         recorder.log = { reporting.note($0) }
+        if let stream {
+            do throws(MediaError) { try LiveStream.check(url: stream, hevc: options.video.codec == .hevc) } catch {
+                fail(error.description)
+            }
+        }
         if let virtualCamera {
             do {
                 recorder.virtualCamera = try VirtualCamera(path: virtualCamera, size: options.layout.canvas,
@@ -209,6 +222,11 @@ struct Record: ParsableCommand {
                              s.encoderSkippedFrames > 0 ? ", \(s.encoderSkippedFrames) skipped while the encoder was behind" : "",
                              s.pauses > 0 ? String(format: "; paused %d time%@, %.1f s left out", s.pauses, s.pauses == 1 ? "" : "s",
                                                    s.pausedSeconds) : ""))
+                if let stream = s.stream {
+                    print(String(format: "stream %@: %@ at the end; %d connection%@, %d lost, %.1f MB sent, %d packets let go",
+                                 stream.url, stream.state, stream.connections, stream.connections == 1 ? "" : "s", stream.outages,
+                                 Double(stream.bytesSent) / 1e6, stream.packetsDropped))
+                }
             }
         } catch {
             keys.restore()
@@ -255,12 +273,13 @@ struct Record: ParsableCommand {
     static func statusText(_ s: RecordStatus) -> String {
         if s.paused {
             return "PAUSED \(clockText(s.seconds)) (p resumes)" + (s.audioPeak.map { "  audio " + levelMeter($0) } ?? "")
-                + "  full frame: \((s.fullFrame as NSString).lastPathComponent)"
+                + (s.stream.map { "  stream \($0)" } ?? "") + "  full frame: \((s.fullFrame as NSString).lastPathComponent)"
         }
         var text = String(format: "REC %@  %.1f fps  p99 %.1f ms  %d repeated  %d dropped", clockText(s.seconds),
                           s.framesPerSecond, s.latencyP99Ms, s.repeatedFrames, s.droppedBackFrames)
         if s.encoderSkippedFrames > 0 { text += "  \(s.encoderSkippedFrames) skipped (encoder behind)" }
         if let peak = s.audioPeak { text += "  audio " + levelMeter(peak) }
+        if let stream = s.stream { text += "  stream \(stream)" }
         return text + "  full frame: \((s.fullFrame as NSString).lastPathComponent)"
     }
 

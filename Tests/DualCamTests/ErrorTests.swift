@@ -76,6 +76,19 @@ import Testing
         Case(name: "no file and nowhere to show it") { _ in
             (["record", "--back", good, "-o", "none"], "-o none writes no file: it needs --virtual-camera DEV or --preview")
         },
+        // --stream is checked before anything is recorded too.
+        Case(name: "stream to a URL that is not one") { dir in
+            (["record", "--back", good, "--stream", "http://127.0.0.1/live", "-o", dir.path("out.mov")],
+             "http://127.0.0.1/live: cannot write: --stream takes srt://, rtmp://, rtmps://, udp:// or tcp:// URLs")
+        },
+        Case(name: "HEVC to RTMP") { dir in
+            (["record", "--back", good, "--stream", "rtmp://127.0.0.1/live/key", "-o", dir.path("out.mov")],
+             "RTMP carries H.264 with this FFmpeg, not HEVC: add --codec h264, or stream over srt://")
+        },
+        Case(name: "stream with no file") { _ in
+            (["record", "--back", good, "--stream", "srt://127.0.0.1:9000", "-o", "none"],
+             "--stream sends the recording's own encoding: with -o none nothing is encoded")
+        },
         Case(name: "virtual camera not a device") { dir in
             (["record", "--back", good, "--virtual-camera", "/dev/null", "-o", dir.path("out.mov")], "/dev/null is not a V4L2 device")
         },

@@ -195,6 +195,9 @@ public final class AudioEncoder: Encoder {
 public final class OutputEncoders {
     public let video: VideoEncoder
     public let audio: AudioEncoder
+    /// Shown every packet (video: true) before the muxer takes it, on the encoding thread:
+    /// a live stream takes its own reference and returns.
+    public var packetTap: ((UnsafeMutablePointer<AVPacket>, Bool) -> Void)?
 
     /// The video encoder first: it is the one that may not open (a codec this FFmpeg lacks).
     public init(settings: VideoEncoderSettings) throws(MediaError) {
@@ -205,12 +208,18 @@ public final class OutputEncoders {
     /// Encodes `frame` (I420, output size: a pool frame or a decoded one composed in place)
     /// as frame `index`, without copying it first.
     public func encode(_ frame: EncoderFrame, index: Int64, into writer: MovWriter) throws(MediaError) {
-        try video.send(frame.frame.pointer, frameIndex: index) { (p) throws(MediaError) in try writer.writeVideo(p) }
+        try video.send(frame.frame.pointer, frameIndex: index) { (p) throws(MediaError) in
+            packetTap?(p, true)
+            try writer.writeVideo(p)
+        }
     }
 
     /// Encodes the whole AAC frames waiting in `queue`; with `final`, the short last one too.
     public func encode(from queue: SampleQueue, final: Bool, into writer: MovWriter) throws(MediaError) {
-        try audio.encode(from: queue, final: final) { (p) throws(MediaError) in try writer.writeAudio(p) }
+        try audio.encode(from: queue, final: final) { (p) throws(MediaError) in
+            packetTap?(p, false)
+            try writer.writeAudio(p)
+        }
     }
 
     /// Samples of sound encoded so far.
@@ -219,7 +228,13 @@ public final class OutputEncoders {
     /// Hands over what both encoders still hold (the video encoder's lookahead, the last AAC
     /// frame): after the last picture and sound, before the muxer's `finish`.
     public func drain(into writer: MovWriter) throws(MediaError) {
-        try video.encode(nil) { (p) throws(MediaError) in try writer.writeVideo(p) }
-        try audio.encode(nil) { (p) throws(MediaError) in try writer.writeAudio(p) }
+        try video.encode(nil) { (p) throws(MediaError) in
+            packetTap?(p, true)
+            try writer.writeVideo(p)
+        }
+        try audio.encode(nil) { (p) throws(MediaError) in
+            packetTap?(p, false)
+            try writer.writeAudio(p)
+        }
     }
 }

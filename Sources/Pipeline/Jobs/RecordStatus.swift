@@ -16,6 +16,8 @@ public struct RecordStatus: Sendable {
     public var encoderSkippedFrames: Int
     /// Paused (`p`, SIGUSR2): nothing is recorded until it resumes.
     public var paused: Bool
+    /// The live stream's state (connecting, live, reconnecting), when there is one.
+    public var stream: String?
 }
 
 /// Makes a `RecordStatus` every `interval` seconds out of the recorder's running counts.
@@ -26,7 +28,8 @@ struct StatusReporter {
 
     /// A status when one is due at `now`, else nil.
     mutating func due(now: Double, frames: Int, fps: Int, latencies: [Double], repeated: Int, dropped: Int,
-                      encoderSkipped: Int, fullFrame: String, paused: Bool, audio: () -> Float?) -> RecordStatus? {
+                      encoderSkipped: Int, fullFrame: String, paused: Bool, stream: String?,
+                      audio: () -> Float?) -> RecordStatus? {
         guard let last = lastAt else {
             (lastAt, lastFrames) = (now, frames)
             return nil
@@ -37,6 +40,6 @@ struct StatusReporter {
         let p99 = Array(latencies.suffix(fps)).sorted().nearestRank(0.99) * 1000
         return RecordStatus(seconds: Double(frames) / Double(fps), framesPerSecond: rate, repeatedFrames: repeated,
                             droppedBackFrames: dropped, latencyP99Ms: p99, audioPeak: audio(), fullFrame: fullFrame,
-                            encoderSkippedFrames: encoderSkipped, paused: paused)
+                            encoderSkippedFrames: encoderSkipped, paused: paused, stream: stream)
     }
 }

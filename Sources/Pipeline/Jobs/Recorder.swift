@@ -28,6 +28,8 @@ public struct RecordOptions: Sendable {
     public var video = VideoEncoderSettings()
     public var overwrite = false
     public var metadata = MovWriter.Metadata()
+    /// Where the recording is also sent live (`--stream srt://...`), if anywhere.
+    public var stream: String?
     /// Camera controls to set when each camera opens (`--control back:brightness=200`).
     public var backControls: [ControlSetting] = []
     public var frontControls: [ControlSetting] = []
@@ -95,6 +97,8 @@ public struct RecordSummary: Sendable, Codable {
     public var events: [String]
     /// The virtual camera written beside the file, if one was.
     public var virtualCamera: VirtualCameraSummary?
+    /// The live stream sent beside the file, if one was.
+    public var stream: LiveStreamSummary?
     /// Times the recording was paused, and the time those pauses left out of the file.
     public var pauses: Int
     public var pausedSeconds: Double
@@ -157,6 +161,8 @@ public final class Recorder {
     public var preview: PictureObserver?
     /// Given every composed picture too, as it is made (not as the encoder takes it).
     public var virtualCamera: VirtualCamera?
+    /// Sent the file's encoded packets as they are made (`options.stream`).
+    private var stream: LiveStream?
     /// Called once the sources and the file are open, just before recording starts.
     public var willStart: () -> Void = {}
 
@@ -164,7 +170,12 @@ public final class Recorder {
     static let warnBelowSeconds = 600.0
 
     private var events: [String] = []
-    private func event(_ s: String) { events.append(s); log(s) }
+    /// The live stream's thread says things too.
+    private let eventsLock = NSLock()
+    private func event(_ s: String) {
+        eventsLock.withLock { events.append(s) }
+        log(s)
+    }
 
     public init(options: RecordOptions) { self.options = options }
 
@@ -225,6 +236,21 @@ public final class Recorder {
             do { file = try RecordingFile(options: options) } catch { throw .media(error) }
             warnIfShortOfSpace()
         }
+        if let url = options.stream, let file {
+            do {
+                let parameters = try StreamParameters(encoders: file.encoders)
+                let live = try LiveStream(url: url, parameters: parameters, log: event)
+                file.encoders.packetTap = { packet, isVideo in
+                    if let kept = StreamPacket(referencing: packet, isVideo: isVideo, parameters: parameters) { live.offer(kept) }
+                }
+                live.start()
+                stream = live
+            } catch {
+                file.remove()
+                throw .media(error)
+            }
+        }
+        defer { stream?.stop() }
         let fps = Int(options.video.framesPerSecond)
         let queue: EncodeQueue
         // Frames enough for the lag allowed: running out of them skips slots too. With no
@@ -259,6 +285,8 @@ public final class Recorder {
         }
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
         if let file { try close(file, queue: queue, clock: clock) } else { try close(queue, clock: clock) }
+        // The file is whole: what the stream still holds goes out (within its time limits).
+        stream?.stop()
         if queue.lastSlotRefilled { counts.encoderSkipped -= 1 }
         return summary(clock: clock, counts: counts, sources: sources.all, audio: liveAudio)
     }
@@ -498,7 +526,8 @@ public final class Recorder {
         if let s = counts.reporter.due(now: monotonicNow(), frames: clock.next, fps: clock.fps, latencies: counts.latencies,
                                        repeated: counts.repeated, dropped: counts.droppedBack,
                                        encoderSkipped: counts.encoderSkipped, fullFrame: counts.fullFrame,
-                                       paused: counts.pause.isPaused, audio: { audio?.takePeak() }) {
+                                       paused: counts.pause.isPaused, stream: stream?.currentState.rawValue,
+                                       audio: { audio?.takePeak() }) {
             status(s)
         }
     }
@@ -661,11 +690,12 @@ public final class Recorder {
                              composedInPlace: counts.composedInPlace,
                              encoderSkippedFrames: counts.encoderSkipped,
                              audioDriftCorrection: audio?.driftCorrection ?? 0,
-                             audioSilenceInserted: audio?.silenceInserted ?? 0, events: events,
+                             audioSilenceInserted: audio?.silenceInserted ?? 0, events: eventsLock.withLock { events },
                              virtualCamera: virtualCamera.map {
                                  VirtualCameraSummary(device: $0.path, framesWritten: $0.written, framesSkipped: $0.skipped,
                                                       failure: $0.failure)
                              },
+                             stream: stream?.summary,
                              pauses: counts.pause.pauses,
                              pausedSeconds: counts.pause.seconds + (counts.pause.since.map { monotonicNow() - $0 } ?? 0))
     }

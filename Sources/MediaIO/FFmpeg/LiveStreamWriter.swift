@@ -1,0 +1,199 @@
+import CFFmpeg
+import Foundation
+
+/// The two tracks' parameters, copied from the encoders once (before the recording starts),
+/// so that a stream connecting later never reads an encoder another thread is using.
+public final class StreamParameters: @unchecked Sendable {
+    let video: UnsafeMutablePointer<AVCodecParameters>
+    let audio: UnsafeMutablePointer<AVCodecParameters>
+    let videoTimeBase: AVRational
+    let audioTimeBase: AVRational
+    let frameRate: AVRational
+
+    public init(encoders: OutputEncoders) throws(MediaError) {
+        video = allocated(avcodec_parameters_alloc(), "codec parameters")
+        audio = allocated(avcodec_parameters_alloc(), "codec parameters")
+        videoTimeBase = encoders.video.timeBase
+        audioTimeBase = encoders.audio.timeBase
+        frameRate = encoders.video.context.pointer.pointee.framerate
+        try check(avcodec_parameters_from_context(video, encoders.video.context.pointer)) { .encoderFailed(name: "video", reason: $0) }
+        try check(avcodec_parameters_from_context(audio, encoders.audio.context.pointer)) { .encoderFailed(name: "aac", reason: $0) }
+    }
+
+    public var isHEVC: Bool { video.pointee.codec_id == AV_CODEC_ID_HEVC }
+
+    deinit {
+        var v: UnsafeMutablePointer<AVCodecParameters>? = video, a: UnsafeMutablePointer<AVCodecParameters>? = audio
+        avcodec_parameters_free(&v)
+        avcodec_parameters_free(&a)
+    }
+}
+
+/// One encoded packet kept for a stream: a new reference to the encoder's data (no copy).
+public final class StreamPacket: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<AVPacket>
+    public let isVideo: Bool
+    public var isKeyframe: Bool { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
+    public var size: Int { Int(pointer.pointee.size) }
+
+    /// Its time in seconds.
+    public var seconds: Double {
+        let tb = isVideo ? videoTimeBase : audioTimeBase
+        return Double(pointer.pointee.pts) * Double(tb.num) / Double(tb.den)
+    }
+    private let videoTimeBase: AVRational, audioTimeBase: AVRational
+
+    public init?(referencing packet: UnsafeMutablePointer<AVPacket>, isVideo: Bool, parameters: StreamParameters) {
+        videoTimeBase = parameters.videoTimeBase
+        audioTimeBase = parameters.audioTimeBase
+        guard let clone = av_packet_clone(packet) else { return nil }
+        pointer = clone
+        self.isVideo = isVideo
+        // libx265 leaves durations at 0; MPEG-TS and FLV want them.
+        if isVideo && pointer.pointee.duration == 0 { pointer.pointee.duration = 1 }
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&p)
+    }
+}
+
+/// One connection of a live stream: MPEG-TS over SRT, UDP or TCP, FLV over RTMP, through
+/// FFmpeg's protocols. Every network call (the connection, each write, the end) waits at
+/// most the time it is given, and `interrupt` ends a wait at once from another thread.
+public final class LiveStreamWriter: @unchecked Sendable {
+    public let url: String
+    private let context: UnsafeMutablePointer<AVFormatContext>
+    private let deadline: UnsafeMutablePointer<dc_deadline>
+    private let videoStream: UnsafeMutablePointer<AVStream>
+    private let audioStream: UnsafeMutablePointer<AVStream>
+    private let parameters: StreamParameters
+    /// MPEG-TS carries no global header: the parameter sets go in front of each keyframe,
+    /// so a receiver that joins (or a connection that resumes) can start there.
+    private var parameterSets: OpaquePointer?
+    private var opened = false
+
+    /// The container a URL's protocol carries, or nil for one we do not stream to.
+    public static func container(for url: String) -> String? {
+        guard let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased() else { return nil }
+        switch scheme {
+        case "srt", "udp", "tcp", "rist": return "mpegts"
+        case "rtmp", "rtmps": return "flv"
+        default: return nil
+        }
+    }
+
+    /// Whether this FFmpeg has the protocol `url` names.
+    public static func hasProtocol(for url: String) -> Bool {
+        url.withCString { avio_find_protocol_name($0) } != nil
+    }
+
+    /// Sets the stream up, without touching the network yet (`connect`).
+    public init(url: String, parameters: StreamParameters) throws(MediaError) {
+        self.url = url
+        self.parameters = parameters
+        guard let container = Self.container(for: url) else {
+            throw .cannotWrite(path: url, reason: "not a stream URL (srt://, rtmp://, udp:// or tcp://)")
+        }
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_alloc_output_context2(&ctx, nil, container, url)) { .cannotWrite(path: url, reason: $0) }
+        context = allocated(ctx, "the stream muxer")
+        deadline = .allocate(capacity: 1)
+        deadline.initialize(to: dc_deadline(deadline_us: 0, stop: 0))
+        videoStream = allocated(avformat_new_stream(context, nil), "a stream")
+        audioStream = allocated(avformat_new_stream(context, nil), "a stream")
+        do throws(MediaError) {
+            try check(avcodec_parameters_copy(videoStream.pointee.codecpar, parameters.video)) { .cannotWrite(path: url, reason: $0) }
+            try check(avcodec_parameters_copy(audioStream.pointee.codecpar, parameters.audio)) { .cannotWrite(path: url, reason: $0) }
+            videoStream.pointee.codecpar.pointee.codec_tag = 0
+            audioStream.pointee.codecpar.pointee.codec_tag = 0
+            videoStream.pointee.time_base = parameters.videoTimeBase
+            videoStream.pointee.avg_frame_rate = parameters.frameRate
+            audioStream.pointee.time_base = parameters.audioTimeBase
+            if container == "mpegts" { try openParameterSetFilter() }
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    /// Connects within `timeout` seconds (or until `interrupt`) and writes the container's header.
+    public func connect(timeout: Double) throws(MediaError) {
+        do throws(MediaError) {
+            dc_deadline_set(deadline, timeout)
+            var options: OpaquePointer?
+            defer { av_dict_free(&options) }
+            // SRT drops what is still in flight when the socket closes: the stream's last
+            // quarter second was lost. Up to two seconds to deliver it.
+            if url.lowercased().hasPrefix("srt:") && !url.contains("linger=") { av_dict_set(&options, "linger", "2", 0) }
+            try check(dc_open_live_output(context, url, deadline, &options)) { .cannotWrite(path: url, reason: $0) }
+            opened = true
+            try check(avformat_write_header(context, nil)) { .cannotWrite(path: url, reason: $0) }
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    private func openParameterSetFilter() throws(MediaError) {
+        guard let filter = av_bsf_get_by_name("dump_extra") else {
+            throw .cannotWrite(path: url, reason: "this FFmpeg lacks the dump_extra bitstream filter")
+        }
+        var bsf: UnsafeMutablePointer<AVBSFContext>?
+        try check(av_bsf_alloc(filter, &bsf)) { .cannotWrite(path: url, reason: $0) }
+        guard let bsf else { outOfMemory("a bitstream filter") }
+        parameterSets = OpaquePointer(bsf)
+        try check(avcodec_parameters_copy(bsf.pointee.par_in, parameters.video)) { .cannotWrite(path: url, reason: $0) }
+        bsf.pointee.time_base_in = parameters.videoTimeBase
+        try check(av_opt_set(bsf.pointee.priv_data, "freq", "keyframe", 0)) { .cannotWrite(path: url, reason: $0) }
+        try check(av_bsf_init(bsf)) { .cannotWrite(path: url, reason: $0) }
+    }
+
+    /// Writes `packet` (its own timestamps, the encoder's time base) within `timeout` seconds.
+    public func write(_ packet: StreamPacket, timeout: Double) throws(MediaError) {
+        dc_deadline_set(deadline, timeout)
+        // The muxer takes the packet's data: a reference of its own, so the queue's stays whole.
+        guard let p = av_packet_clone(packet.pointer) else { outOfMemory("a packet") }
+        var owned: UnsafeMutablePointer<AVPacket>? = p
+        defer { av_packet_free(&owned) }
+        let stream = packet.isVideo ? videoStream : audioStream
+        if packet.isVideo, let parameterSets {
+            let bsf = UnsafeMutablePointer<AVBSFContext>(parameterSets)
+            try check(av_bsf_send_packet(bsf, p)) { .cannotWrite(path: url, reason: $0) }
+            try check(av_bsf_receive_packet(bsf, p)) { .cannotWrite(path: url, reason: $0) }
+        }
+        av_packet_rescale_ts(p, packet.isVideo ? parameters.videoTimeBase : parameters.audioTimeBase, stream.pointee.time_base)
+        p.pointee.stream_index = stream.pointee.index
+        try check(av_interleaved_write_frame(context, p)) { .cannotWrite(path: url, reason: $0) }
+    }
+
+    /// Ends the stream (the container's trailer, within `timeout` seconds) and disconnects.
+    public func finish(timeout: Double) {
+        if opened {
+            dc_deadline_set(deadline, timeout)
+            av_write_trailer(context)
+        }
+        release()
+    }
+
+    /// Ends any wait on the network now (from any thread): the call waiting fails.
+    public func interrupt() { deadline.pointee.stop = 1 }
+
+    private func release() {
+        if opened {
+            avio_closep(&context.pointee.pb)
+            opened = false
+        }
+    }
+
+    deinit {
+        release()
+        if let parameterSets {
+            var bsf: UnsafeMutablePointer<AVBSFContext>? = UnsafeMutablePointer(parameterSets)
+            av_bsf_free(&bsf)
+        }
+        avformat_free_context(context)
+        deadline.deallocate()
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import MediaIO
+
+/// `record --stream URL`: the recording's own encoded picture and sound, sent live as well
+/// (nothing is encoded twice). The encoder thread hands each packet over by reference and
+/// returns; a thread of its own connects, writes and, when the network drops or the
+/// server goes away, reconnects with backoff, resuming at the next keyframe (every 2 s).
+/// Nothing it does waits on the recording or makes it wait: while it cannot send, packets
+/// beyond a few seconds are let go, never queued without end.
+public final class LiveStream: @unchecked Sendable {
+    public let url: String
+    private let parameters: StreamParameters
+    private let log: (String) -> Void
+    private let condition = NSCondition()
+    private var queued: [StreamPacket] = []
+    private var queuedBytes = 0
+    /// Until a keyframe comes, nothing is sent (after a connection, or packets let go).
+    private var awaitingKeyframe = true
+    /// Sound that came while waiting for a keyframe: what is at or after it is sent with it.
+    private var heldSound: [StreamPacket] = []
+    private var stopping = false
+    private var writer: LiveStreamWriter?
+    /// The writer while it connects, so that a stop can cut the attempt short.
+    private var connecting: LiveStreamWriter?
+    private var thread: OwnedThread?
+    private var state = State.connecting
+    private var counts = Counts()
+
+    public enum State: String, Sendable { case connecting, live, reconnecting, failed }
+
+    struct Counts {
+        var packetsSent = 0, bytesSent = 0, packetsDropped = 0, connections = 0, outages = 0
+        var lastFailure: String?
+    }
+
+    /// How long one connection attempt or one write may take.
+    static let connectTimeout = 5.0
+    static let writeTimeout = 3.0
+    /// Waits between attempts: doubling from the first to the last, then the last again.
+    static let backoff = [0.5, 1.0, 2.0, 4.0]
+    /// What may wait to be sent: about 5 s of a 1080p stream at the default quality.
+    static let queueLimitBytes = 8 << 20
+
+    /// Checks `url` (scheme, protocol in this FFmpeg, codec the container carries) without
+    /// connecting: a wrong one is one line before anything is recorded.
+    public static func check(url: String, hevc: Bool) throws(MediaError) {
+        guard let container = LiveStreamWriter.container(for: url) else {
+            throw .cannotWrite(path: url, reason: "--stream takes srt://, rtmp://, rtmps://, udp:// or tcp:// URLs")
+        }
+        guard LiveStreamWriter.hasProtocol(for: url) else {
+            throw .cannotWrite(path: url, reason: "this FFmpeg has no protocol for it (ffmpeg -protocols lists them)")
+        }
+        if container == "flv" && hevc {
+            throw .cannotWrite(path: url, reason: "RTMP carries H.264 with this FFmpeg, not HEVC: add --codec h264, or stream "
+                               + "over srt://")
+        }
+    }
+
+    public init(url: String, parameters: StreamParameters, log: @escaping (String) -> Void) throws(MediaError) {
+        try Self.check(url: url, hevc: parameters.isHEVC)
+        self.url = url
+        self.parameters = parameters
+        self.log = log
+    }
+
+    /// Starts connecting; packets offered meanwhile wait (within the limit).
+    public func start() {
+        thread = OwnedThread(name: "dualcam-stream") { [self] in sendLoop() }
+    }
+
+    /// A packet the encoder made (from the encoder's thread): kept by reference, sent in turn.
+    public func offer(_ packet: StreamPacket) {
+        condition.lock(); defer { condition.unlock() }
+        if stopping { return }
+        queued.append(packet)
+        queuedBytes += packet.size
+        if queuedBytes > Self.queueLimitBytes { dropQueued() }
+        condition.signal()
+    }
+
+    /// Lets go of what waits (the network is behind or gone): sending resumes at a keyframe.
+    private func dropQueued() {
+        counts.packetsDropped += queued.count + heldSound.count
+        queued.removeAll(keepingCapacity: true)
+        heldSound.removeAll()
+        queuedBytes = 0
+        awaitingKeyframe = true
+    }
+
+    public var currentState: State {
+        condition.lock(); defer { condition.unlock() }
+        return state
+    }
+
+    /// Sends what is left (a few seconds at most), ends the stream and disconnects.
+    public func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        // Not connected: nothing is owed to a server that is not there.
+        connecting?.interrupt()
+        condition.unlock()
+        // What is queued is sent within its time limits; a writer stuck past them is cut.
+        if thread?.join(timeout: Self.writeTimeout + Self.connectTimeout + 1) == false {
+            condition.lock(); let w = writer; condition.unlock()
+            w?.interrupt()
+            thread?.join(timeout: 2)
+        }
+    }
+
+    public var summary: LiveStreamSummary {
+        condition.lock(); defer { condition.unlock() }
+        return LiveStreamSummary(url: url, state: state.rawValue, connections: counts.connections, outages: counts.outages,
+                                 packetsSent: counts.packetsSent, bytesSent: counts.bytesSent,
+                                 packetsDropped: counts.packetsDropped, lastFailure: counts.lastFailure)
+    }
+
+    private func set(_ newState: State) {
+        condition.lock(); state = newState; condition.unlock()
+    }
+
+    private func sendLoop() {
+        var attempt = 0
+        while true {
+            condition.lock(); let stop = stopping; condition.unlock()
+            if stop && writer == nil { return }
+            if writer == nil {
+                if stop { return }
+                guard connect(attempt: attempt) else {
+                    attempt += 1
+                    waitBeforeRetry(Self.backoff[min(attempt - 1, Self.backoff.count - 1)])
+                    continue
+                }
+                attempt = 0
+            }
+            condition.lock()
+            while queued.isEmpty && !stopping { condition.wait() }
+            if queued.isEmpty && stopping {
+                condition.unlock()
+                writer?.finish(timeout: Self.writeTimeout)
+                condition.lock(); writer = nil; condition.unlock()
+                return
+            }
+            let packet = queued.removeFirst()
+            queuedBytes -= packet.size
+            var toSend: [StreamPacket] = []
+            if !awaitingKeyframe {
+                toSend = [packet]
+            } else if packet.isVideo && packet.isKeyframe {
+                // The sound that goes with the keyframe's picture and after it: the encoder's
+                // lookahead hands out sound before the picture it goes with.
+                awaitingKeyframe = false
+                toSend = [packet] + heldSound.filter { $0.seconds >= packet.seconds }
+                counts.packetsDropped += heldSound.count - (toSend.count - 1)
+                heldSound.removeAll()
+            } else if !packet.isVideo && heldSound.count < Self.heldSoundLimit {
+                heldSound.append(packet)
+            } else {
+                counts.packetsDropped += 1
+            }
+            let w = writer
+            condition.unlock()
+            guard let w else { continue }
+            for packet in toSend {
+                do throws(MediaError) {
+                    try w.write(packet, timeout: Self.writeTimeout)
+                    condition.lock()
+                    counts.packetsSent += 1
+                    counts.bytesSent += packet.size
+                    condition.unlock()
+                } catch {
+                    lose(w, error.description)
+                    break
+                }
+            }
+        }
+    }
+
+    /// Sound packets kept while waiting for a keyframe (about 2 s of AAC).
+    static let heldSoundLimit = 96
+
+    /// One attempt; says when the stream is lost for the first time and when it is back.
+    private func connect(attempt: Int) -> Bool {
+        do throws(MediaError) {
+            let w = try LiveStreamWriter(url: url, parameters: parameters)
+            condition.lock()
+            connecting = w
+            let stop = stopping
+            condition.unlock()
+            defer { condition.lock(); connecting = nil; condition.unlock() }
+            if stop { return false }
+            try w.connect(timeout: Self.connectTimeout)
+            condition.lock()
+            writer = w
+            // A new connection starts at a keyframe: what waited from before it is let go.
+            if counts.connections > 0 { dropQueued() }
+            awaitingKeyframe = true
+            counts.connections += 1
+            let resumed = counts.connections > 1
+            state = .live
+            condition.unlock()
+            log(resumed ? "stream: reconnected to \(url)" : "stream: sending to \(url)")
+            return true
+        } catch {
+            condition.lock()
+            counts.lastFailure = error.description
+            let neverConnected = counts.connections == 0
+            state = neverConnected ? .connecting : .reconnecting
+            condition.unlock()
+            // Said once: an outage is said when the connection is lost, not at every attempt.
+            if neverConnected && attempt == 0 {
+                log("stream: cannot connect (\(error)): the recording goes on, trying again with backoff")
+            }
+            return false
+        }
+    }
+
+    private func lose(_ w: LiveStreamWriter, _ why: String) {
+        w.finish(timeout: 0.5)
+        condition.lock()
+        writer = nil
+        counts.outages += 1
+        counts.lastFailure = why
+        state = .reconnecting
+        dropQueued()
+        condition.unlock()
+        log("stream: lost (\(why)): the recording goes on, reconnecting with backoff")
+    }
+
+    /// Sleeps `seconds` unless a stop comes first; meanwhile packets are let go as they come.
+    private func waitBeforeRetry(_ seconds: Double) {
+        let until = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        while !stopping && condition.wait(until: until) {}
+        dropQueued()
+        condition.unlock()
+    }
+}
+
+public struct LiveStreamSummary: Codable, Sendable {
+    public var url: String
+    /// At the end: live, reconnecting, or connecting (never connected).
+    public var state: String
+    /// Connections made, and times a live one was lost.
+    public var connections: Int
+    public var outages: Int
+    public var packetsSent: Int
+    public var bytesSent: Int
+    /// Packets let go while the stream could not take them (it resumes at a keyframe).
+    public var packetsDropped: Int
+    public var lastFailure: String?
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+extension RecordTests {
+    /// `--stream srt://` to ffmpeg listening on loopback, killed (SIGKILL, as a crash) at 3 s
+    /// and started again at 6 s: the file is whole and in sync, the stream comes back by
+    /// itself (SRT notices the loss after its 5 s peer timeout) and what the second listener
+    /// received decodes without an error, picture and sound, each beep with its flash.
+    @Test(.timeLimit(.minutes(2)))
+    func aStreamWhoseServerGoesAwayReconnectsAndTheFileIsWhole() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let clip = dir.path("marked.mp4"), out = dir.path("streamed.mov")
+        try makeClip(clip, ["-f", "lavfi", "-i", "color=black:s=320x240:r=30:d=16,drawbox=c=white:t=fill:enable='between(mod(t,0.7),0.5,0.6)'",
+                            "-f", "lavfi", "-i", "aevalsrc='if(between(mod(t,0.7),0.5,0.6),0.3*sin(2*PI*1000*t),0)':s=44100:d=16",
+                            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"])
+        let port = Int.random(in: 20_000...60_000)
+        func listener(_ name: String) throws -> Process {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: Env.tool("ffmpeg")!)
+            p.arguments = ["-nostdin", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(port)?mode=listener", "-c", "copy",
+                           "-f", "mpegts", dir.path(name)]
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
+        let first = try listener("first.ts")
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+        Thread.sleep(forTimeInterval: 0.5)
+        nonisolated(unsafe) var second: Process?
+        let r = try dualcam(["record", "--back", clip, "--audio", "back", "--size", "640x360", "--skip-speed-check",
+                             "--max-encoder-lag", "5", "--duration", "12", "--json", "--stream", "srt://127.0.0.1:\(port)",
+                             "-o", out]) { _ in
+            Thread.sleep(forTimeInterval: 3)
+            kill(first.processIdentifier, SIGKILL)
+            Thread.sleep(forTimeInterval: 3)
+            second = try? listener("second.ts")
+        }
+        // The stream's end reaches the listener, which then stops by itself; else it is asked.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while second?.isRunning == true && Date() < deadline { usleep(100_000) }
+        if let second, second.isRunning { kill(second.processIdentifier, SIGINT); second.waitUntilExit() }
+        try #require(r.status == 0, "\(r.stderr)")
+        for said in ["stream: sending to srt://127.0.0.1:\(port)", "stream: lost (", "stream: reconnected to srt://127.0.0.1:\(port)"] {
+            #expect(r.stderr.contains(said), "\(said): \(r.stderr)")
+        }
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let stream = try #require(summary["stream"] as? [String: Any], "\(summary)")
+        #expect(stream["connections"] as? Int == 2 && stream["outages"] as? Int == 1 && stream["state"] as? String == "live",
+                "\(stream)")
+
+        // The file: whole, and in sync from end to end.
+        let video = try #require(Probe.number(try Probe(out).stream("video")?["duration"]))
+        #expect(abs(video - 12) < 0.04, "\(video) s")
+        try Probe.expectPicturesOnTheirSlots(out)
+        let (flashes, beeps) = try SyncTests.onsets(out)
+        #expect(flashes.count == 17 && beeps.count == 17, "flashes \(flashes), beeps \(beeps)")
+        for (f, b) in zip(flashes, beeps) { #expect(abs(b - f) <= 1.0 / 30 + 0.005, "file: beep at \(b) s, flash at \(f) s") }
+
+        // The stream after it came back: starts on a keyframe, decodes cleanly, in sync.
+        let received = dir.path("second.ts")
+        let decoded = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", received, "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        let probe = try Probe(received)
+        #expect(probe.stream("video")?["codec_name"] as? String == "hevc" && probe.stream("audio")?["codec_name"] as? String == "aac",
+                "\(probe.streams)")
+        // Decoded, each track starts at its own first packet: the sound's may start up to an
+        // AAC frame after the keyframe. Onsets are put back on the stream's timeline.
+        let videoStart = try #require(Probe.number(probe.stream("video")?["start_time"]))
+        let audioStart = try #require(Probe.number(probe.stream("audio")?["start_time"]))
+        #expect(audioStart >= videoStart && audioStart - videoStart < 0.03, "sound starts at \(audioStart) s, picture at \(videoStart) s")
+        let (streamFlashes, decodedBeeps) = try SyncTests.onsets(received)
+        let streamBeeps = decodedBeeps.map { $0 + audioStart - videoStart }
+        print("stream after reconnecting: flashes \(streamFlashes), beeps \(streamBeeps)")
+        #expect(streamFlashes.count >= 2 && streamFlashes.count == streamBeeps.count, "flashes \(streamFlashes), beeps \(streamBeeps)")
+        for (f, b) in zip(streamFlashes, streamBeeps) { #expect(abs(b - f) <= 1.0 / 30 + 0.005, "stream: beep at \(b) s, flash at \(f) s") }
+    }
+}
