@@ -367,6 +367,16 @@ import Testing
         try Self.expectMarkersInSync(scenario: "av-sync", seconds: 7)
     }
 
+    /// The same markers after a pause (SIGUSR2 from 0.3 s to 1 s): the microphone ran on, and
+    /// the sound it heard while paused was left out exactly where the picture's clock moved
+    /// on, so every beep is still with its flip. The file is still 7 s: --duration counts
+    /// what is recorded.
+    @Test func aPausedRecordingIsInSyncWithTheMicrophoneAfterIt() throws {
+        let summary = try Self.expectMarkersInSync(scenario: "av-pause", seconds: 7)
+        let paused = summary?["pausedSeconds"] as? Double ?? 0
+        #expect(summary?["pauses"] as? Int == 1 && paused > 0.4 && paused < 1.5, "paused \(paused) s")
+    }
+
     /// The microphone's clock runs 0.3 % slow (snd-aloop's PCM Rate Shift at 100300):
     /// uncorrected, sound would be 135 ms behind the picture by the markers, which come
     /// after 45 s; each must stay within one frame.
@@ -412,6 +422,7 @@ import Testing
 
         let path = dir.path("out.mov")
         let v = try #require(try Probe(path).stream("video"))
+        // --duration counts what is recorded: a pause does not shorten the file.
         #expect(abs((Probe.number(v["duration"]) ?? 0) - seconds) <= 1.0 / 30)
         // Picture: each frame's colour; a flip is a frame whose colour differs from the last.
         // On the file's 30 fps grid, by timestamp: a slot skipped while the encoder was behind

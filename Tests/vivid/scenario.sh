@@ -222,7 +222,7 @@ case $name in
     sleep 2
     v4l2-ctl -d /dev/video0 --set-ctrl=inject_fatal_streaming_error=1
     wait "$pid" ;;
-  av-sync | av-drift)
+  av-sync | av-drift | av-pause)
     # One reference event for eye and ear: dualcam-av-marker beeps into the loopback and
     # flips the camera's test pattern at the instant each beep is heard. A small canvas and
     # a cheap encoder keep the emulated VM in real time (it manages 1.6 fps of 1080p x265).
@@ -232,7 +232,7 @@ case $name in
     # plus 0.9 of a period, which is ~30 ms after it fills the buffer (later kernels stamp the
     # fill time). "Start of Exposure" stamps the nominal start: the moment the picture is made.
     v4l2-ctl -d /dev/video0 --set-ctrl=timestamp_source=1
-    if [ "$name" = av-sync ]; then
+    if [ "$name" = av-sync ] || [ "$name" = av-pause ]; then
       # 8 markers from 1.5 s after the first picture on, 0.50417 s apart: 4.17 ms of phase
       # against the camera's 30 fps frames each time, so together they sample the whole
       # frame interval.
@@ -252,6 +252,12 @@ case $name in
       --max-encoder-lag 5 --audio hw:Loopback,1 --duration "$seconds" --json -o "$out/out.mov" > "$out/summary.json" 2> "$log" &
     pid=$!
     recording_started
+    if [ "$name" = av-pause ]; then
+      # Paused from 0.3 s to 1 s (SIGUSR2 twice), before the first marker at 1.5 s: every
+      # marker is recorded after the sound heard while paused was left out.
+      dualcam_pid=$(pgrep -x "$(basename "$DUALCAM")")
+      ( sleep 0.3; kill -USR2 "$dualcam_pid"; sleep 0.7; kill -USR2 "$dualcam_pid" ) &
+    fi
     "$MARKER" hw:Loopback,0 /dev/video0 "$control" 7 9 8 "$first" "$spacing" > "$out/markers.txt" 2> "$out/marker-stderr.txt"
     echo $? > "$out/marker-status"
     wait "$pid"
