@@ -14,6 +14,11 @@ static inline Sint32 dc_sdl_event_button_x(const SDL_Event *e) { return e->butto
 static inline Sint32 dc_sdl_event_button_y(const SDL_Event *e) { return e->button.y; }
 static inline float dc_sdl_event_finger_x(const SDL_Event *e) { return e->tfinger.x; }
 static inline float dc_sdl_event_finger_y(const SDL_Event *e) { return e->tfinger.y; }
+static inline Sint32 dc_sdl_event_motion_x(const SDL_Event *e) { return e->motion.x; }
+static inline Sint32 dc_sdl_event_motion_y(const SDL_Event *e) { return e->motion.y; }
+static inline int dc_sdl_event_motion_from_touch(const SDL_Event *e) { return e->motion.which == SDL_TOUCH_MOUSEID; }
+/* Whether the left button is held during a motion: a drag, not a hover. */
+static inline int dc_sdl_event_motion_left_held(const SDL_Event *e) { return (e->motion.state & SDL_BUTTON_LMASK) != 0; }
 /* A click SDL made up from a touch: the touch itself is handled, not this copy of it. */
 static inline int dc_sdl_event_button_from_touch(const SDL_Event *e) { return e->button.which == SDL_TOUCH_MOUSEID; }
 #endif

@@ -143,6 +143,18 @@ public struct PiPLayout: Hashable, Sendable {
 
     public var fullRect: Rect { Rect(x: 0, y: 0, width: canvas.width, height: canvas.height) }
 
+    /// The corner an inset dropped with its centre at (`x`, `y`) on the canvas settles in:
+    /// the one whose quarter of the canvas holds that point.
+    public func corner(nearest x: Double, _ y: Double) -> Corner {
+        let left = x < Double(canvas.width) / 2, top = y < Double(canvas.height) / 2
+        switch (left, top) {
+        case (true, true): return .topLeft
+        case (false, true): return .topRight
+        case (true, false): return .bottomLeft
+        case (false, false): return .bottomRight
+        }
+    }
+
     /// Whether a canvas-sized picture may carry the inset drawn into it (composition in
     /// place) and still serve as the inset source after a swap: true when the inset's
     /// rectangle lies outside the crop the inset then shows of it, by more than any

@@ -8,7 +8,9 @@ import Pipeline
 /// (half size at most 960 wide, 15 fps). The composing thread only scales each shown
 /// picture into a spare buffer with our own kernels; everything SDL does (window, events,
 /// upload, drawing) happens on the window's own thread. Clicking or tapping the inset,
-/// or `s`, asks for a swap; `p`, `q` and closing the window are passed on as they are.
+/// or `s`, asks for a swap; dragging it (an outline follows the pointer) and letting go
+/// asks for the corner nearest to where it was dropped; `p`, `q` and closing the window
+/// are passed on as they are.
 public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     public enum Problem: Error, CustomStringConvertible {
         case noDisplay(String)
@@ -21,11 +23,20 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
 
     public let canvas: Size
     public let size: Size
-    public let insetRect: Rect
+    /// The layout shown, whose corner a drag changes (guarded by `lock`).
+    private var layout: PiPLayout
+    public var insetRect: Rect { lock.withLock { layout.insetRect } }
     public static let framesPerSecond = 15.0
     public var onSwap: () -> Void = {}
     public var onQuitKey: () -> Void = {}
     public var onPauseKey: () -> Void = {}
+    /// The inset was dragged and dropped nearest this corner (from the window's thread).
+    public var onCornerChange: (Corner) -> Void = { _ in }
+    /// A press on the inset, while it lasts (the window's thread only): where it began and
+    /// where the pointer is, as fractions of the picture; dragging once it moved far enough.
+    private var gesture: (start: (x: Double, y: Double), now: (x: Double, y: Double), dragging: Bool)?
+    /// Preview pixels a press must move to be a drag rather than a tap.
+    static let dragThreshold = 8.0
     public var onClose: () -> Void = {}
 
     private let scaler: PiPCompositor
@@ -52,13 +63,14 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
 
     /// Opens the window (`title` should start with "dualcam"); fails with one line's reason
     /// when there is no display to open it on.
-    public init(canvas: Size, insetRect: Rect, title: String) throws(Problem) {
+    public init(layout: PiPLayout, title: String) throws(Problem) {
+        let canvas = layout.canvas
         let env = ProcessInfo.processInfo.environment
         let displays = Self.displays.filter { !(env[$0.variable] ?? "").isEmpty }
         let drivers = displays.map(\.driver)
         if drivers.isEmpty { throw .noDisplay("neither DISPLAY nor WAYLAND_DISPLAY is set") }
         self.canvas = canvas
-        self.insetRect = insetRect
+        self.layout = layout
         let size = Self.pictureSize(for: canvas)
         self.size = size
         do { scaler = try PiPCompositor(layout: PiPLayout(canvas: size, inset: Size(width: 1, height: 1), margin: 0)) } catch {
@@ -118,7 +130,48 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     /// Whether a point of the preview picture lies on the inset.
     public func isOnInset(x: Double, y: Double) -> Bool {
         let cx = x * Double(canvas.width) / Double(size.width), cy = y * Double(canvas.height) / Double(size.height)
+        let insetRect = self.insetRect
         return cx >= Double(insetRect.x) && cx < Double(insetRect.maxX) && cy >= Double(insetRect.y) && cy < Double(insetRect.maxY)
+    }
+
+    /// Where the dragged inset is drawn, in preview pixels; nil when none is dragged.
+    private var dragOutline: Rect? {
+        guard let g = gesture, g.dragging else { return nil }
+        let r = insetRect
+        let sx = Double(size.width) / Double(canvas.width), sy = Double(size.height) / Double(canvas.height)
+        let dx = (g.now.x - g.start.x) * Double(size.width), dy = (g.now.y - g.start.y) * Double(size.height)
+        return Rect(x: Int((Double(r.x) * sx + dx).rounded()), y: Int((Double(r.y) * sy + dy).rounded()),
+                    width: Int((Double(r.width) * sx).rounded()), height: Int((Double(r.height) * sy).rounded()))
+    }
+
+    /// A press on the inset becomes a tap (swap) or, once moved far enough, a drag that
+    /// settles the inset in the corner nearest to where it is let go.
+    private func handlePointer(_ event: SDLWindow.Event) {
+        switch event {
+        case let .press(x, y):
+            let onInset = isOnInset(x: x * Double(size.width), y: y * Double(size.height))
+            gesture = onInset ? (start: (x: x, y: y), now: (x: x, y: y), dragging: false) : nil
+        case let .drag(x, y):
+            guard var g = gesture else { return }
+            g.now = (x, y)
+            let moved = hypot((x - g.start.x) * Double(size.width), (y - g.start.y) * Double(size.height))
+            if moved > Self.dragThreshold { g.dragging = true }
+            gesture = g
+        case let .release(x, y):
+            guard let g = gesture else { return }
+            gesture = nil
+            guard g.dragging else { return onSwap() }
+            let r = insetRect
+            let centreX = Double(r.x) + Double(r.width) / 2 + (x - g.start.x) * Double(canvas.width)
+            let centreY = Double(r.y) + Double(r.height) / 2 + (y - g.start.y) * Double(canvas.height)
+            let corner = lock.withLock {
+                layout.corner = layout.corner(nearest: centreX, centreY)
+                return layout.corner
+            }
+            onCornerChange(corner)
+        default:
+            break
+        }
     }
 
     private func run(_ window: SDLWindow) {
@@ -130,7 +183,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
             lock.unlock()
             if stop { return }
             if let show {
-                window.show(buffers[show].view)
+                window.show(buffers[show].view, outline: dragOutline)
                 lock.lock(); showing = nil; lock.unlock()
             }
             // Events for up to a frame's time, then the next picture.
@@ -145,7 +198,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         case let .key(k) where k == UInt8(ascii: "q") || k == UInt8(ascii: "Q"): onQuitKey()
         case let .key(k) where k == UInt8(ascii: "p") || k == UInt8(ascii: "P"): onPauseKey()
         case .key: break
-        case let .press(x, y): if isOnInset(x: x * Double(size.width), y: y * Double(size.height)) { onSwap() }
+        case .press, .drag, .release: handlePointer(event)
         case .close:
             // The window goes now; what closing means for the job is the owner's to say.
             lock.lock(); stopping = true; lock.unlock()

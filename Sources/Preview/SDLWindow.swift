@@ -9,6 +9,10 @@ final class SDLWindow {
         case key(UInt8)
         /// A click or a tap, as fractions (0-1) of the picture's width and height.
         case press(x: Double, y: Double)
+        /// The pointer or finger moved while pressed, and where it is now.
+        case drag(x: Double, y: Double)
+        /// Let go, and where.
+        case release(x: Double, y: Double)
         case close
     }
 
@@ -62,11 +66,21 @@ final class SDLWindow {
         return .success(SDLWindow(window: window, renderer: renderer, texture: texture, size: size))
     }
 
-    func show(_ picture: I420View) {
+    /// Shows `picture`, and `outline` (in its pixels) drawn over it: where a dragged inset is.
+    func show(_ picture: I420View, outline: Rect? = nil) {
         SDL_UpdateYUVTexture(texture, nil, picture.y.base, Int32(picture.y.stride), picture.u.base, Int32(picture.u.stride),
                              picture.v.base, Int32(picture.v.stride))
         SDL_RenderClear(renderer)
         SDL_RenderCopy(renderer, texture, nil, nil)
+        if let outline {
+            SDL_SetRenderDrawColor(renderer, 255, 255, 255, 255)
+            for inset in 0..<3 {
+                var r = SDL_Rect(x: Int32(outline.x + inset), y: Int32(outline.y + inset),
+                                 w: Int32(max(1, outline.width - 2 * inset)), h: Int32(max(1, outline.height - 2 * inset)))
+                SDL_RenderDrawRect(renderer, &r)
+            }
+            SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255)
+        }
         SDL_RenderPresent(renderer)
     }
 
@@ -89,6 +103,16 @@ final class SDLWindow {
                               y: (Double(dc_sdl_event_button_y(&e)) + 0.5) / Double(size.height))
             case SDL_FINGERDOWN.rawValue:
                 return .press(x: Double(dc_sdl_event_finger_x(&e)), y: Double(dc_sdl_event_finger_y(&e)))
+            case SDL_MOUSEMOTION.rawValue where dc_sdl_event_motion_from_touch(&e) == 0 && dc_sdl_event_motion_left_held(&e) != 0:
+                return .drag(x: (Double(dc_sdl_event_motion_x(&e)) + 0.5) / Double(size.width),
+                             y: (Double(dc_sdl_event_motion_y(&e)) + 0.5) / Double(size.height))
+            case SDL_FINGERMOTION.rawValue:
+                return .drag(x: Double(dc_sdl_event_finger_x(&e)), y: Double(dc_sdl_event_finger_y(&e)))
+            case SDL_MOUSEBUTTONUP.rawValue where dc_sdl_event_button_from_touch(&e) == 0:
+                return .release(x: (Double(dc_sdl_event_button_x(&e)) + 0.5) / Double(size.width),
+                                y: (Double(dc_sdl_event_button_y(&e)) + 0.5) / Double(size.height))
+            case SDL_FINGERUP.rawValue:
+                return .release(x: Double(dc_sdl_event_finger_x(&e)), y: Double(dc_sdl_event_finger_y(&e)))
             default:
                 break
             }

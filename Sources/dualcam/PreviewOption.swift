@@ -11,7 +11,7 @@ struct PreviewOptions: ParsableArguments {
     func open(layout: PiPLayout, title: String, job: String) -> PreviewWindow? {
         guard preview else { return nil }
         do {
-            return try PreviewWindow(canvas: layout.canvas, insetRect: layout.insetRect, title: title)
+            return try PreviewWindow(layout: layout, title: title)
         } catch {
             say("\(error): \(job) goes on without it")
             return nil

@@ -14,7 +14,8 @@ struct Record: ParsableCommand {
             While recording: s (then Enter when stdin is not a terminal) or SIGUSR1 swaps the \
             pictures; p or SIGUSR2 pauses and resumes (the file goes straight on, the sound in sync); \
             q, Ctrl-C or SIGTERM stops and finishes the file. With --preview, a window \
-            shows the recording (live while paused): clicking the inset or s swaps, p pauses, q or closing the window stops. With one camera, it \
+            shows the recording (live while paused): clicking the inset or s swaps, dragging it moves it to the \
+            nearest corner (in the file too), p pauses, q or closing the window stops. With one camera, it \
             is recorded alone; a camera lost while recording leaves the other full frame.
             """)
 
@@ -194,6 +195,8 @@ struct Record: ParsableCommand {
         window?.onSwap = { Interruption.requestSwap() }
         window?.onQuitKey = { Interruption.request() }
         window?.onPauseKey = { Interruption.requestPause() }
+        window?.onCornerChange = { Interruption.requestCorner($0) }
+        recorder.cornerRequest = { Interruption.cornerAsked }
         window?.onClose = { Interruption.request() }  // closing the window stops and finishes
         recorder.preview = window
         recorder.willFinalize = {

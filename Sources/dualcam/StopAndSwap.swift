@@ -1,3 +1,4 @@
+import Compositor
 import Foundation
 import MediaIO
 import Synchronization
@@ -13,6 +14,8 @@ enum Interruption {
     private static let finishing = Atomic<Bool>(false)
     private static let swaps = Atomic<Int>(0)
     private static let pauses = Atomic<Int>(0)
+    /// The corner the inset was last dragged to (its index in Corner.allCases), -1 for none.
+    private static let corner = Atomic<Int>(-1)
     /// What a signal that comes while the file is being finished prints (from the handler:
     /// only write(2) is safe there, so the text is made beforehand).
     nonisolated(unsafe) private static var busyMessage: UnsafeMutableBufferPointer<CChar>?
@@ -25,6 +28,12 @@ enum Interruption {
     /// Pause and resume requests so far (SIGUSR2, `p`): odd is paused.
     static var pauseCount: Int { pauses.load(ordering: .relaxed) }
     static func requestPause() { pauses.add(1, ordering: .relaxed) }
+    /// The corner the inset was last dragged to in the preview, if it was.
+    static var cornerAsked: Corner? {
+        let i = corner.load(ordering: .relaxed)
+        return i >= 0 ? Corner.allCases[i] : nil
+    }
+    static func requestCorner(_ c: Corner) { corner.store(Corner.allCases.firstIndex(of: c) ?? -1, ordering: .relaxed) }
 
     /// From now on a further signal is answered with `message` instead of being taken as a
     /// new request: the file is being finished and stopping again would gain nothing.

@@ -10,6 +10,19 @@ import Testing
         (.bottomLeft, Rect(x: 16, y: 851, width: 160, height: 213)),
     ]
 
+    /// A dragged inset settles in the corner of the quarter its centre was dropped in; each
+    /// corner's own inset centre gives that corner back.
+    @Test func aDroppedInsetSettlesInTheNearestCorner() {
+        let layout = PiPLayout()
+        #expect(layout.corner(nearest: 100, 900) == .bottomLeft)
+        #expect(layout.corner(nearest: 959, 539) == .topLeft)
+        #expect(layout.corner(nearest: 960, 540) == .bottomRight)
+        #expect(layout.corner(nearest: 1500, 100) == .topRight)
+        for (corner, rect) in Self.expected {
+            #expect(layout.corner(nearest: Double(rect.x + rect.width / 2), Double(rect.y + rect.height / 2)) == corner)
+        }
+    }
+
     @Test(arguments: expected.map(\.0))
     func insetRectForEveryCorner(corner: Corner) {
         let rect = PiPLayout(corner: corner).insetRect

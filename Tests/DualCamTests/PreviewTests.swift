@@ -178,6 +178,69 @@ final class VirtualDisplay {
         #expect(runs == ["B", "R", "B"], "full-frame colour runs: \(String(runs))")
     }
 
+    /// Dragging the inset from the top-right corner to the lower-left quarter and letting go:
+    /// it settles in the bottom-left corner, on screen and in the file from then on; a drag
+    /// is not a tap (no swap).
+    @Test(.timeLimit(.minutes(2)))
+    func draggingTheInsetMovesItToTheNearestCornerOnScreenAndInTheFile() throws {
+        let (dir, back, front) = try Self.blueAndRed.get()
+        let display = try VirtualDisplay()
+        let out = dir.path("dragged.mov")
+        // The bottom-left inset's centre in the 960x540 preview: canvas (16, 851) 160x213, halved.
+        let bottomLeft = (x: (16 + 80) / 2, y: (851 + 106) / 2)
+        var screens: [String: (topRight: (Int, Int, Int), bottomLeft: (Int, Int, Int))] = [:]
+        var outlineEdge: (Int, Int, Int)?
+        let r = try run(Env.dualcam, ["record", "--skip-speed-check", "--back", back, "--front", front, "--duration", "30",
+                                      "--preview", "-o", out], environment: ["DISPLAY": display.name]) { _ in
+            do {
+                guard let w = try display.window(named: "^dualcam - recording") else { return }
+                func screen(_ label: String) throws {
+                    let rgb = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height)
+                    screens[label] = (meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60),
+                                      meanRGB(rgb, width: w.width, x: bottomLeft.x - 20, y: bottomLeft.y - 30, w: 40, h: 60))
+                }
+                sleep(2)
+                try screen("start")
+                var drag = ["mousemove", "--window", w.id, String(Self.insetCentre.x), String(Self.insetCentre.y), "mousedown", "1"]
+                for step in 1...10 {
+                    let x = Self.insetCentre.x + (150 - Self.insetCentre.x) * step / 10
+                    let y = Self.insetCentre.y + (420 - Self.insetCentre.y) * step / 10
+                    drag += ["sleep", "0.05", "mousemove", "--window", w.id, String(x), String(y)]
+                }
+                _ = try display.client("xdotool", drag)
+                // While held: a white outline the inset's size follows the pointer (centred on
+                // it here, as the press was on the inset's centre: its left edge at x 110).
+                usleep(300_000)
+                let held = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height)
+                outlineEdge = meanRGB(held, width: w.width, x: 110, y: 400, w: 3, h: 40)
+                _ = try display.client("xdotool", ["mouseup", "1"])
+                sleep(2)
+                try screen("dropped")
+                let close = Env.repoRoot.appendingPathComponent("Tests/preview/close-window.py").path
+                _ = try run("/usr/bin/env", ["python3", close, w.id], environment: ["DISPLAY": display.name])
+            } catch {
+                Issue.record("driving the preview: \(error)")
+            }
+        }
+        try #require(r.status == 0, "\(r.stderr)")
+        let start = try #require(screens["start"], "no preview window within 20 s: \(r.stderr)")
+        let dropped = try #require(screens["dropped"])
+        #expect(Self.isRed(start.topRight) && Self.isBlue(start.bottomLeft), "start: \(start)")
+        #expect(Self.isBlue(dropped.topRight) && Self.isRed(dropped.bottomLeft), "after the drag: \(dropped)")
+        let edge = try #require(outlineEdge)
+        #expect(edge.0 > 200 && edge.1 > 200 && edge.2 > 200, "no outline under the pointer while dragging: \(edge)")
+        #expect(r.stderr.contains("inset moved to bottom-left at ") && !r.stderr.contains("swap at"), "\(r.stderr)")
+        // In the file: the inset top-right at first, bottom-left at the end, never swapped.
+        let duration = try #require(Probe.number(try Probe(out).stream("video")?["duration"]))
+        let first = try Decode.frame(out, atSeconds: 0.5, pixelFormat: "rgb24")
+        let last = try Decode.frame(out, atSeconds: duration - 0.1, pixelFormat: "rgb24")
+        func corners(_ rgb: [UInt8]) -> (topRight: (Int, Int, Int), bottomLeft: (Int, Int, Int)) {
+            (meanRGB(rgb, width: 1920, x: 1784, y: 80, w: 80, h: 60), meanRGB(rgb, width: 1920, x: 56, y: 930, w: 80, h: 60))
+        }
+        #expect(Self.isRed(corners(first).topRight) && Self.isBlue(corners(first).bottomLeft), "first frame: \(corners(first))")
+        #expect(Self.isBlue(corners(last).topRight) && Self.isRed(corners(last).bottomLeft), "last frame: \(corners(last))")
+    }
+
     /// `-o none --preview`: the pictures in the window and no file at all; closing the
     /// window stops. With no display to open it on, there is nowhere to show them: one line.
     @Test(.timeLimit(.minutes(2)))

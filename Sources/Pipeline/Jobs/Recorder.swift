@@ -153,6 +153,8 @@ public final class Recorder {
     public var swapRequests: () -> Int = { 0 }
     /// How many pause and resume requests (SIGUSR2, `p`) have come in so far: odd is paused.
     public var pauseRequests: () -> Int = { 0 }
+    /// The corner the inset was last moved to (a drag in the preview), if it was.
+    public var cornerRequest: () -> Corner? = { nil }
     /// Called once the recording has stopped and the file is being finished.
     public var willFinalize: () -> Void = {}
     /// Told how the recording is going, a few times a second (`RecordStatus`).
@@ -199,6 +201,8 @@ public final class Recorder {
         var fullFrame = ""
         var reporter = StatusReporter()
         var pause = PauseState()
+        /// Where the inset is, and the frame step that draws it there.
+        var placement: InsetPlacement
     }
 
     /// Where a pause stands. Pictures keep coming while paused (shown in the preview and the
@@ -270,14 +274,14 @@ public final class Recorder {
 
         willStart()
         var clock = SlotClock(fps: fps, duration: options.duration)
-        var counts = Counts()
+        var counts = Counts(placement: InsetPlacement(compositor: compositor, threads: 2))
         counts.latencies.reserveCapacity(clock.limit.map { min($0, 1 << 20) } ?? 18000)
         // The microphone runs from here: the file starts with the first picture taken after
         // this instant, so sound covers it from its first frame.
         liveAudio?.start()
         let startedAt = monotonicNow()
         sources.startAll()
-        fillSlots(&clock, &counts, sources: sources, queue: queue, step: FrameStep(compositor: compositor), startedAt: startedAt,
+        fillSlots(&clock, &counts, sources: sources, queue: queue, startedAt: startedAt,
                   audio: liveAudio, file: file)
         for name in sources.stopAll() {
             event(String(format: "%@: its capture thread did not stop within %.0f s (stuck in a read that does not return); the file is "
@@ -416,7 +420,7 @@ public final class Recorder {
     /// The recording itself: each new back picture fills the slots due by then, until the
     /// duration is reached, a stop is asked for, the encoder fails or no source is left.
     private func fillSlots(_ clock: inout SlotClock, _ counts: inout Counts, sources: SourceSet,
-                           queue: EncodeQueue, step: FrameStep, startedAt: Double, audio: (any SoundSource)?,
+                           queue: EncodeQueue, startedAt: Double, audio: (any SoundSource)?,
                            file: RecordingFile?) {
         while !shouldStop() && !clock.isComplete {
             _ = sources.arrived.wait(timeout: .now() + 0.1)
@@ -428,8 +432,7 @@ public final class Recorder {
             if counts.pause.isPaused {
                 if !resumes(&clock, &counts, with: frame, queue: queue) {
                     // The viewers stay live while the file waits.
-                    _ = compose(frame, slot: clock.next, counts: &counts, sources: sources, queue: queue, step: step,
-                                recording: false)
+                    _ = compose(frame, slot: clock.next, counts: &counts, sources: sources, queue: queue, recording: false)
                     reportStatus(clock, &counts, audio: audio)
                     continue
                 }
@@ -450,7 +453,7 @@ public final class Recorder {
             if repeats + shows == 0 && !clock.isComplete { counts.droppedBack += 1 }
             for slot in (first + repeats)..<(first + repeats + shows) where !skipped(slot, of: clock, queue: queue, counts: &counts) {
                 guard compose(frame, slot: slot, counts: &counts, sources: sources, queue: queue,
-                              step: step, recording: true) else { return }
+                              recording: true) else { return }
             }
             // An OUT kept so far (--overwrite) is replaced once the take holds a picture.
             if let file, file.pending != nil { file.claimIfReady() }
@@ -546,7 +549,7 @@ public final class Recorder {
     /// encoder has failed.
     /// Not `recording` (paused): composed for the preview and the virtual camera alone.
     private func compose(_ frame: LiveFrame, slot: Int, counts: inout Counts, sources: SourceSet,
-                         queue: EncodeQueue, step: FrameStep, recording: Bool) -> Bool {
+                         queue: EncodeQueue, recording: Bool) -> Bool {
         let fps = Double(options.video.framesPerSecond)
         let canvas: EncoderFrame
         switch queue.acquire() {
@@ -559,6 +562,9 @@ public final class Recorder {
         }
         let other = sources.other
         let inset = other?.exchange.take()?.frame
+        if let asked = cornerRequest(), counts.placement.move(to: asked) {
+            event(String(format: "inset moved to %@ at %.2f s", asked.rawValue, Double(slot) / fps))
+        }
         let requests = swapRequests()
         let swapAsked = (requests + (options.swap ? 1 : 0)) % 2 == 1
         if requests != counts.swapsSeen, let other {
@@ -570,7 +576,7 @@ public final class Recorder {
         let newMain = swapAsked ? inset : frame
         let swapped = counts.swap.frame(asked: swapAsked, newMainReduction: newMain?.reduction,
                                         newMainIsInsetOnly: newMain?.isInsetOnly ?? false)
-        assignRoles(sources, asked: swapAsked, showing: swapped)
+        assignRoles(sources, asked: swapAsked, showing: swapped, insetRect: counts.placement.layout.insetRect)
         // A picture made for the inset alone is not shown full frame, even where the swap
         // policy has no say: the other camera gone while this one was the inset, or roles
         // changed again while a swap was waiting. The last frame holds instead, until this
@@ -583,7 +589,7 @@ public final class Recorder {
             }
             return true
         }
-        let (picture, inPlace) = step.frame(back: frame, front: inset, swapped: swapped, canvas: { canvas })
+        let (picture, inPlace) = counts.placement.step.frame(back: frame, front: inset, swapped: swapped, canvas: { canvas })
         guard recording else {
             preview?.offer(picture.view)
             virtualCamera?.offer(picture.view)
@@ -608,11 +614,11 @@ public final class Recorder {
     /// inset needs. Its next frame follows. While a swap waits to show, both are full frame:
     /// the one asked for, so that its next picture can be, and the one still shown, so that
     /// its pictures stay whole until the swap shows.
-    private func assignRoles(_ sources: SourceSet, asked: Bool, showing: Bool) {
+    private func assignRoles(_ sources: SourceSet, asked: Bool, showing: Bool, insetRect: Rect) {
         let mains = [asked ? sources.other : sources.driver, showing ? sources.other : sources.driver]
         for case let s as any SizedByRole in sources.all {
             let isMain = mains.contains { $0 === s }
-            s.setRole(inset: isMain || sources.other == nil ? nil : options.layout.insetRect)
+            s.setRole(inset: isMain || sources.other == nil ? nil : insetRect)
         }
     }
 
