@@ -30,8 +30,9 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     public var onSwap: () -> Void = {}
     public var onQuitKey: () -> Void = {}
     public var onPauseKey: () -> Void = {}
-    /// The inset was dragged and dropped nearest this corner (from the window's thread).
-    public var onCornerChange: (Corner) -> Void = { _ in }
+    /// The inset was dragged and dropped nearest this corner (from the window's thread). Nil
+    /// (`compose`, whose layout is fixed): the inset cannot be dragged.
+    public var onCornerChange: ((Corner) -> Void)?
     /// A press on the inset, while it lasts (the window's thread only): where it began and
     /// where the pointer is, as fractions of the picture; dragging once it moved far enough.
     private var gesture: (start: (x: Double, y: Double), now: (x: Double, y: Double), dragging: Bool)?
@@ -152,7 +153,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
             let onInset = isOnInset(x: x * Double(size.width), y: y * Double(size.height))
             gesture = onInset ? (start: (x: x, y: y), now: (x: x, y: y), dragging: false) : nil
         case let .drag(x, y):
-            guard var g = gesture else { return }
+            guard var g = gesture, onCornerChange != nil else { return }
             g.now = (x, y)
             let moved = hypot((x - g.start.x) * Double(size.width), (y - g.start.y) * Double(size.height))
             if moved > Self.dragThreshold { g.dragging = true }
@@ -168,7 +169,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
                 layout.corner = layout.corner(nearest: centreX, centreY)
                 return layout.corner
             }
-            onCornerChange(corner)
+            onCornerChange?(corner)
         default:
             break
         }
