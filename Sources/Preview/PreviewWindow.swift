@@ -36,6 +36,10 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     /// A press on the inset, while it lasts (the window's thread only): where it began and
     /// where the pointer is, as fractions of the picture; dragging once it moved far enough.
     private var gesture: (start: (x: Double, y: Double), now: (x: Double, y: Double), dragging: Bool)?
+    /// Keys other than s, p and q (the review's k, d and y).
+    public var onOtherKey: ((UInt8) -> Void)?
+    /// A title to show, set from any thread and applied by the window's (guarded by `lock`).
+    private var pendingTitle: String?
     /// Preview pixels a press must move to be a drag rather than a tap.
     static let dragThreshold = 8.0
     public var onClose: () -> Void = {}
@@ -128,6 +132,11 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Changes the window's title (SDL's calls stay on the window's thread).
+    public func setTitle(_ title: String) {
+        lock.withLock { pendingTitle = title }
+    }
+
     /// Whether a point of the preview picture lies on the inset.
     public func isOnInset(x: Double, y: Double) -> Bool {
         let cx = x * Double(canvas.width) / Double(size.width), cy = y * Double(canvas.height) / Double(size.height)
@@ -181,8 +190,11 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
             let stop = stopping
             if let r = ready { showing = r; ready = nil }
             let show = showing
+            let title = pendingTitle
+            pendingTitle = nil
             lock.unlock()
             if stop { return }
+            if let title { window.setTitle(title) }
             if let show {
                 window.show(buffers[show].view, outline: dragOutline)
                 lock.lock(); showing = nil; lock.unlock()
@@ -198,7 +210,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         case let .key(k) where k == UInt8(ascii: "s") || k == UInt8(ascii: "S"): onSwap()
         case let .key(k) where k == UInt8(ascii: "q") || k == UInt8(ascii: "Q"): onQuitKey()
         case let .key(k) where k == UInt8(ascii: "p") || k == UInt8(ascii: "P"): onPauseKey()
-        case .key: break
+        case let .key(k): onOtherKey?(k)
         case .press, .drag, .release: handlePointer(event)
         case .close:
             // The window goes now; what closing means for the job is the owner's to say.

@@ -120,6 +120,8 @@ final class SDLWindow {
         }
     }
 
+    func setTitle(_ title: String) { SDL_SetWindowTitle(window, title) }
+
     func close() {
         guard !closed else { return }
         closed = true

@@ -3,6 +3,7 @@ import Compositor
 import Foundation
 import MediaIO
 import Pipeline
+import Preview
 
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -50,6 +51,7 @@ struct Record: ParsableCommand {
     var stream: String?
     @Option(help: ArgumentHelp("Use only this camera pixel format: \(Self.pixelFormatNames).", valueName: "FOURCC"))
     var pixelFormat: String?
+    @Flag(help: "Once stopped, play the take in a window: k keeps it, d then y discards it.") var review = false
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
     @OptionGroup var format: OutputFormatOptions
     @OptionGroup var layout: LayoutOptions
@@ -110,6 +112,9 @@ struct Record: ParsableCommand {
 
     func run() throws {
         FFmpegLog.setVerbose(false)
+        if output == RecordOptions.noFile && review {
+            fail("--review plays the take back once it is recorded: with -o none there is no take")
+        }
         if output == RecordOptions.noFile && stream != nil {
             fail("--stream sends the recording's own encoding: with -o none nothing is encoded (record to a file, or leave --stream out)")
         }
@@ -231,9 +236,31 @@ struct Record: ParsableCommand {
                                  Double(stream.bytesSent) / 1e6, stream.packetsDropped))
                 }
             }
+            if review { Self.review(s.output, layout: options.layout, quiet: reporting.quiet) }
         } catch {
             keys.restore()
             fail(String(describing: error))
+        }
+    }
+
+    /// Plays the finished take in a window until it is kept or discarded. With no display the
+    /// take is kept, and one line says so.
+    static func review(_ path: String, layout: PiPLayout, quiet: Bool) {
+        let window: PreviewWindow
+        do { window = try PreviewWindow(layout: layout, title: "dualcam - review \((path as NSString).lastPathComponent)") } catch {
+            say("\(error): \(path) is kept without a review")
+            return
+        }
+        defer { window.close() }
+        switch TakeReview(path: path, window: window, say: { say($0) }).run() {
+        case .keep:
+            if !quiet { say("kept \(path)") }
+        case .discard:
+            if unlink(path) == 0 {
+                if !quiet { say("discarded \(path)") }
+            } else {
+                fail("cannot discard \(path) (\(Errno(errno))): it is kept")
+            }
         }
     }
 

@@ -241,6 +241,54 @@ final class VirtualDisplay {
         #expect(Self.isBlue(corners(last).topRight) && Self.isRed(corners(last).bottomLeft), "last frame: \(corners(last))")
     }
 
+    /// `--review`: once stopped, the take plays in a window; `d` asks (the title says so),
+    /// `y` deletes it. Another take: `d`, then `n` takes the `d` back, and `k` keeps it.
+    @Test(.timeLimit(.minutes(2)))
+    func theReviewPlaysTheTakeAndDThenYDiscardsItWhileKKeepsIt() throws {
+        let (dir, back, front) = try Self.blueAndRed.get()
+        let display = try VirtualDisplay()
+        func review(_ out: String, keys: [String]) throws -> (RunResult, seen: (full: (Int, Int, Int), inset: (Int, Int, Int))?, titles: [String]) {
+            var seen: (full: (Int, Int, Int), inset: (Int, Int, Int))?
+            var titles: [String] = []
+            let r = try run(Env.dualcam, ["record", "--skip-speed-check", "--back", back, "--front", front, "--duration", "2",
+                                          "--audio", "none", "--review", "-o", out], environment: ["DISPLAY": display.name]) { _ in
+                do {
+                    guard let w = try display.window(named: "^dualcam - review") else { return }
+                    sleep(1)
+                    let rgb = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height)
+                    seen = (meanRGB(rgb, width: w.width, x: 100, y: 200, w: 400, h: 200),
+                            meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60))
+                    for key in keys {
+                        _ = try display.client("xdotool", ["windowfocus", w.id])
+                        _ = try display.client("xdotool", ["key", key])
+                        usleep(500_000)
+                        let title = try display.client("xdotool", ["getwindowname", w.id])
+                        titles.append(title.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+                    }
+                } catch {
+                    Issue.record("driving the review: \(error)")
+                }
+            }
+            return (r, seen, titles)
+        }
+        let discarded = dir.path("discarded.mov")
+        let (r1, seen, titles) = try review(discarded, keys: ["d", "y"])
+        #expect(r1.status == 0, "\(r1.stderr)")
+        let shown = try #require(seen, "no review window within 20 s: \(r1.stderr)")
+        #expect(Self.isBlue(shown.full) && Self.isRed(shown.inset), "the take as played: \(shown)")
+        #expect(titles.first == "dualcam - discard discarded.mov? y deletes it, any other key keeps it", "\(titles)")
+        #expect(r1.stderr.contains("dualcam: discarded \(discarded)") && !FileManager.default.fileExists(atPath: discarded),
+                "\(r1.stderr)")
+
+        let kept = dir.path("kept.mov")
+        let (r2, _, titles2) = try review(kept, keys: ["d", "n", "k"])
+        #expect(r2.status == 0, "\(r2.stderr)")
+        #expect(titles2.prefix(2) == ["dualcam - discard kept.mov? y deletes it, any other key keeps it",
+                                      "dualcam - review kept.mov: k keeps it, d discards it"], "\(titles2)")
+        #expect(r2.stderr.contains("dualcam: kept \(kept)"), "\(r2.stderr)")
+        #expect(Probe.number(try Probe(kept).stream("video")?["duration"]).map { abs($0 - 2) < 0.05 } == true)
+    }
+
     /// `-o none --preview`: the pictures in the window and no file at all; closing the
     /// window stops. With no display to open it on, there is nowhere to show them: one line.
     @Test(.timeLimit(.minutes(2)))
