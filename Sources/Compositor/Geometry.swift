@@ -82,6 +82,14 @@ public enum Corner: String, CaseIterable, Sendable {
     case bottomLeft = "bottom-left"
 }
 
+/// How the two pictures share the canvas.
+public enum Arrangement: String, CaseIterable, Sendable {
+    /// The main picture over the whole canvas, the other in an inset in a corner.
+    case pip
+    /// Each picture aspect-filled into its half of the canvas, the main one on the left.
+    case sideBySide = "side-by-side"
+}
+
 /// Where the two pictures go on the output canvas.
 public struct PiPLayout: Hashable, Sendable {
     public var canvas: Size
@@ -89,6 +97,9 @@ public struct PiPLayout: Hashable, Sendable {
     public var corner: Corner
     public var margin: Int
     public var style: InsetStyle
+    /// Side by side, the inset's size, corner, margin and style do not apply: the "inset"
+    /// is the right half of the canvas.
+    public var arrangement = Arrangement.pip
 
     public static let defaultCanvas = Size(width: 1920, height: 1080)
     public static let defaultInset = Size(width: 160, height: 213)
@@ -120,6 +131,7 @@ public struct PiPLayout: Hashable, Sendable {
     }
 
     public func validate() throws(Problem) {
+        if arrangement == .sideBySide { return }
         guard margin >= 0 else { throw .negativeMargin(margin) }
         guard inset.width >= 1, inset.height >= 1,
               // Subtracted, not added: a margin or inset near Int.max must not overflow.
@@ -129,8 +141,19 @@ public struct PiPLayout: Hashable, Sendable {
         do { try style.validate(inset: inset) } catch { throw .style(error) }
     }
 
-    /// The inset's luma rectangle on the canvas.
+    /// The left half side by side (an even width, so that the halves share no chroma
+    /// column), the whole canvas in picture-in-picture.
+    public var mainRect: Rect {
+        guard arrangement == .sideBySide else { return fullRect }
+        return Rect(x: 0, y: 0, width: (canvas.width / 2) & ~1, height: canvas.height)
+    }
+
+    /// The inset's luma rectangle on the canvas (side by side: the right half).
     public var insetRect: Rect {
+        if arrangement == .sideBySide {
+            let left = (canvas.width / 2) & ~1
+            return Rect(x: left, y: 0, width: canvas.width - left, height: canvas.height)
+        }
         let right = canvas.width - margin - inset.width
         let bottom = canvas.height - margin - inset.height
         switch corner {
@@ -161,6 +184,8 @@ public struct PiPLayout: Hashable, Sendable {
     /// filter's reach. With the default layout the inset shows the middle 810 columns of
     /// 1920, far from the corner.
     public var insetCornerUnseenInInset: Bool {
+        // Side by side, the other half overlaps what the main picture is scaled from.
+        if arrangement == .sideBySide { return false }
         let crop = CropRect.aspectFill(source: canvas, target: inset)
         let reach = 8.0  // pixels a downscaling filter reads beyond its crop, with room to spare
         let r = style.affectedRect(inset: insetRect, canvas: canvas)  // the shadow changes pixels too

@@ -58,7 +58,7 @@ public final class PiPCompositor: @unchecked Sendable {
         self.layout = layout
         self.kernels = kernels
         self.threads = kernels == .simd ? min(max(threads, 1), 2) : 1
-        styled = layout.style.isPlain ? nil : StyledInset(layout: layout)
+        styled = layout.style.isPlain || layout.arrangement == .sideBySide ? nil : StyledInset(layout: layout)
         scratchCount = 4096
         scratch = .allocate(capacity: scratchCount)
         for m in YCbCrMatrix.allCases {
@@ -68,12 +68,14 @@ public final class PiPCompositor: @unchecked Sendable {
 
     deinit { scratch.deallocate() }
 
-    /// Composes `main` full-frame and, unless nil, `inset` in the layout's corner.
-    /// `output` must be canvas-sized. When `main.image` is `output` itself and already
-    /// canvas-sized, only the inset is written (composition in place).
+    /// Composes `main` full-frame and, unless nil, `inset` in the layout's corner; side by
+    /// side, `main` in the left half and `inset` in the right (with no inset, `main` fills
+    /// the canvas: one camera left). `output` must be canvas-sized. When `main.image` is
+    /// `output` itself and already canvas-sized, only the inset is written (composition in
+    /// place, picture-in-picture only).
     public func compose(main: SourcePicture, inset: SourcePicture?, into output: I420View) {
         precondition(output.size == layout.canvas, "output is \(output.size), canvas is \(layout.canvas)")
-        place(main, in: layout.fullRect, of: output)
+        place(main, in: inset == nil ? layout.fullRect : layout.mainRect, of: output)
         guard let inset else { return }
         if let styled {
             // The output's corner comes into cache while the inset is scaled into the scratch.

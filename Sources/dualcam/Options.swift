@@ -3,6 +3,7 @@ import Compositor
 import MediaIO
 
 extension Corner: ExpressibleByArgument {}
+extension Arrangement: ExpressibleByArgument {}
 extension AudioChoiceArgument: ExpressibleByArgument {}
 extension VideoEncoderSettings.Codec: ExpressibleByArgument {}
 
@@ -11,6 +12,11 @@ enum AudioChoiceArgument: String, CaseIterable {
 }
 
 struct LayoutOptions: ParsableArguments {
+    @Option(name: .customLong("layout"), help: ArgumentHelp("pip (the front camera in an inset) or side-by-side (each camera "
+            + "aspect-filled into half of the frame, the back camera on the left; the inset's options do not apply).",
+            valueName: "pip|side-by-side"))
+    var arrangement: Arrangement = .pip
+
     @Option(help: ArgumentHelp("Inset size (default: 160x213 at 1080p, in proportion at other --size).", valueName: "WxH"))
     var inset: String?
 
@@ -63,9 +69,10 @@ struct LayoutOptions: ParsableArguments {
             size = Size(width: Self.scaled(PiPLayout.defaultInset.width, to: reference),
                         height: Self.scaled(PiPLayout.defaultInset.height, to: reference))
         }
-        let layout = PiPLayout(canvas: canvas, inset: size, corner: corner,
+        var layout = PiPLayout(canvas: canvas, inset: size, corner: corner,
                                margin: margin ?? Self.scaled(PiPLayout.defaultMargin, to: reference),
                                style: style(canvas: reference))
+        layout.arrangement = arrangement
         do { try layout.validate() } catch { throw ValidationError(error.description) }
         return layout
     }

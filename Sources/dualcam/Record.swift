@@ -200,7 +200,8 @@ struct Record: ParsableCommand {
         window?.onSwap = { Interruption.requestSwap() }
         window?.onQuitKey = { Interruption.request() }
         window?.onPauseKey = { Interruption.requestPause() }
-        window?.onCornerChange = { Interruption.requestCorner($0) }
+        // Side by side there is no corner to move the inset to.
+        if options.layout.arrangement == .pip { window?.onCornerChange = { Interruption.requestCorner($0) } }
         recorder.cornerRequest = { Interruption.cornerAsked }
         window?.onClose = { Interruption.request() }  // closing the window stops and finishes
         recorder.preview = window

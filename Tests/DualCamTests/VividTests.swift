@@ -193,6 +193,39 @@ import Testing
         }
     }
 
+    /// Two YUYV webcams side by side, swapped three times: every frame's halves are each all
+    /// one camera's colour and never the same camera (a picture converted only in the
+    /// columns its half reads is never shown on the other side before it is whole), back
+    /// on the left at first, front at the end.
+    @Test(.timeLimit(.minutes(10)))
+    func sideBySideWebcamsSwapWithoutAHalfMadePicture() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("two-side-by-side", cameras: 2) else { return }
+        let log = Self.stderr(dir)
+        #expect(Self.status(dir) == 0, "\(log)")
+        #expect(log.components(separatedBy: "swap at ").count == 4, "three swaps: \(log)")
+        let out = dir.path("out.mov")
+        let frames = try Self.checkFile(out, seconds: 4.5, small: true)
+        let cells = try Decode.thumbnails(out, side: 16)
+        #expect(cells.count == frames)
+        var wrong: [Int] = [], sides: [String] = []
+        for (n, t) in cells.enumerated() {
+            // Columns 1-6 and 9-14 of each row: inside each half, away from the seam.
+            func colour(_ columns: Range<Int>) -> Colour? {
+                let all = (0..<16).flatMap { y in columns.map { x in Array(t[3 * (16 * y + x)..<3 * (16 * y + x) + 3]) } }
+                if all.allSatisfy({ Self.looks((Int($0[0]), Int($0[1]), Int($0[2])), like: .blue) }) { return .blue }
+                if all.allSatisfy({ Self.looks((Int($0[0]), Int($0[1]), Int($0[2])), like: .red) }) { return .red }
+                return nil
+            }
+            let (left, right) = (colour(1..<7), colour(9..<15))
+            if left == nil || right == nil || left == right { wrong.append(n) }
+            let side = left == .blue ? "B" : "R"
+            if sides.last != side { sides.append(side) }
+        }
+        #expect(wrong.isEmpty, "frames whose halves are not one camera each: \(wrong.prefix(20))")
+        #expect(sides == ["B", "R", "B", "R"], "the left half's camera over time: \(sides)")
+    }
+
     @Test func oneCameraRecordsAlone() throws {
         try Env.requireFFmpegTools()
         guard let dir = try Self.scenario("single", cameras: 1) else { return }

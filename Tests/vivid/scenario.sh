@@ -145,6 +145,16 @@ case $name in
     sleep 1
     for _ in 1 2 3 4 5 6; do kill -USR1 "$dualcam_pid"; sleep 0.6; done
     wait "$recorder" ;;
+  two-side-by-side)
+    # Side by side: each half is 320x360 of a 640x360 canvas, a picture the camera on the
+    # right converts in its middle columns only. Swapped three times, 0.8 s apart from 1 s.
+    record --duration 4.5 --canvas 640x360 --layout side-by-side --video-encoder mpeg4 -o "$out/out.mov" &
+    recorder=$!
+    recording_started
+    dualcam_pid=$(pgrep -x "$(basename "$DUALCAM")")
+    sleep 1
+    for _ in 1 2 3; do kill -USR1 "$dualcam_pid"; sleep 0.8; done
+    wait "$recorder" ;;
   mjpeg-two)
     # A 640x360 back camera and a 1280x720 front one, both MJPEG.
     loopback_cameras "$out/back.avi" "$out/front.avi"

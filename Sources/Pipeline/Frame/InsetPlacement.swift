@@ -18,7 +18,7 @@ struct InsetPlacement {
 
     /// Moves the inset to `corner` from the next frame on; false when it is there already.
     mutating func move(to corner: Corner) -> Bool {
-        guard corner != layout.corner else { return false }
+        guard corner != layout.corner, layout.arrangement == .pip else { return false }
         var moved = layout
         moved.corner = corner
         // The same sizes as the layout in use, which was made: it cannot fail.
