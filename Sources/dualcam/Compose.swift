@@ -43,12 +43,19 @@ struct Compose: ParsableCommand {
         options.video = encoding.videoSettings(reporting: reporting)
         options.overwrite = encoding.overwrite
         options.metadata = encoding.metadata
+        Self.execute(options, describing: "\(back) + \(front)", encoding: encoding, reporting: reporting,
+                     previewOptions: previewOptions)
+    }
+
+    /// Runs a composition (`compose`, `relayout`): progress, preview, summary, one line on failure.
+    static func execute(_ options: ComposeOptions, describing inputs: String, encoding: EncodingOptions,
+                        reporting: ReportingOptions, previewOptions: PreviewOptions) {
         let job = ComposeJob(options: options)
         Interruption.install()
         job.isCancelled = { Interruption.requested }
         // On stdout with the summary: stderr is for what went wrong, one line.
         if !reporting.quiet && !reporting.json {
-            let line = "composing \(back) + \(front) into \(encoding.output)"
+            let line = "composing \(inputs) into \(encoding.output)"
             job.onStart = { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
         }
         let started = ProcessInfo.processInfo.systemUptime

@@ -13,7 +13,7 @@ struct DualCam: ParsableCommand {
         commandName: "dualcam",
         abstract: "Picture-in-picture video from two cameras or two files.",
         version: "dualcam \(dualcamVersion) (\(LibraryVersions.ffmpeg))",
-        subcommands: [Compose.self, Record.self, Finish.self, Devices.self, Controls.self, Bench.self])
+        subcommands: [Compose.self, Record.self, Relayout.self, Finish.self, Devices.self, Controls.self, Bench.self])
 }
 
 /// Prints a failure as one line on stderr and exits non-zero: what users and scripts see.

@@ -52,6 +52,8 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("Use only this camera pixel format: \(Self.pixelFormatNames).", valueName: "FOURCC"))
     var pixelFormat: String?
     @Flag(help: "Once stopped, play the take in a window: k keeps it, d then y discards it.") var review = false
+    @Flag(help: ArgumentHelp("Also keep each camera's own picture beside the take (OUT.back.mov, OUT.front.mov, H.264), "
+                             + "and the swaps (OUT.dualcam.json), for dualcam relayout.")) var iso = false
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
     @OptionGroup var format: OutputFormatOptions
     @OptionGroup var layout: LayoutOptions
@@ -112,6 +114,9 @@ struct Record: ParsableCommand {
 
     func run() throws {
         FFmpegLog.setVerbose(false)
+        if output == RecordOptions.noFile && iso {
+            fail("--iso keeps each camera's picture beside the take: with -o none there is no take")
+        }
         if output == RecordOptions.noFile && review {
             fail("--review plays the take back once it is recorded: with -o none there is no take")
         }
@@ -144,6 +149,7 @@ struct Record: ParsableCommand {
         options.framesPerSecond = fps ?? Double(format.rate)
         options.swap = swap
         options.stream = stream
+        options.iso = iso
         switch audio {
         case nil: options.audio = .systemDefault
         case "none"?: options.audio = .none
@@ -231,6 +237,7 @@ struct Record: ParsableCommand {
                              s.encoderSkippedFrames > 0 ? ", \(s.encoderSkippedFrames) skipped while the encoder was behind" : "",
                              s.pauses > 0 ? String(format: "; paused %d time%@, %.1f s left out", s.pauses, s.pauses == 1 ? "" : "s",
                                                    s.pausedSeconds) : ""))
+                if let files = s.isoFiles { print("each camera's own: " + files.joined(separator: ", ")) }
                 if let stream = s.stream {
                     print(String(format: "stream %@: %@ at the end; %d connection%@, %d lost, %.1f MB sent, %d packets let go",
                                  stream.url, stream.state, stream.connections, stream.connections == 1 ? "" : "s", stream.outages,

@@ -89,6 +89,17 @@ import Testing
             (["record", "--back", good, "--stream", "srt://127.0.0.1:9000", "-o", "none"],
              "--stream sends the recording's own encoding: with -o none nothing is encoded")
         },
+        // --iso and relayout: what they would write or read, checked first.
+        Case(name: "iso with no file") { _ in
+            (["record", "--back", good, "--iso", "-o", "none"], "--iso keeps each camera's picture beside the take: with -o none there is no take")
+        },
+        Case(name: "iso over a camera file") { dir in
+            _ = FileManager.default.createFile(atPath: dir.path("out.back.mov"), contents: Data("kept".utf8))
+            return (["record", "--back", good, "--iso", "-o", dir.path("out.mov")], "out.back.mov: already exists (use --overwrite")
+        },
+        Case(name: "relayout of a take without its cameras") { dir in
+            (["relayout", good, "-o", dir.path("out.mov")], "has no cameras' own files beside it (back-16x9-30fps.mp4.back.mov): record with --iso")
+        },
         Case(name: "virtual camera not a device") { dir in
             (["record", "--back", good, "--virtual-camera", "/dev/null", "-o", dir.path("out.mov")], "/dev/null is not a V4L2 device")
         },

@@ -12,6 +12,9 @@ public struct ComposeOptions: Sendable {
     public var output: String
     public var swaps = SwapSchedule([])
     public var audio = AudioChoice.back
+    /// The sound of this file instead (`relayout`: the take's, whose frames BACK, a camera's
+    /// own file, follows one for one from the same start).
+    public var soundOf: String?
     public var layout = PiPLayout()
     public var video = VideoEncoderSettings()
     public var overwrite = false
@@ -82,6 +85,12 @@ public final class ComposeJob {
             break
         }
         if audioSource != nil { audioName = o.audio.rawValue }
+        if let take = o.soundOf {
+            // BACK's timeline: a camera's own file starts with the take, frame for frame, and
+            // its timeline is learnt as it is decoded (the take's own picture is never read).
+            audioSource = try AudioReader(path: take, timeline: back.timeline)
+            audioName = "the take's"
+        }
 
         let sink = try FaststartFile(path: o.output, overwrite: o.overwrite, video: o.video, metadata: o.metadata)
         let canvas = try EncoderFrame(size: o.video.size)

@@ -30,6 +30,8 @@ public struct RecordOptions: Sendable {
     public var metadata = MovWriter.Metadata()
     /// Where the recording is also sent live (`--stream srt://...`), if anywhere.
     public var stream: String?
+    /// Each camera's own picture kept beside the take too (`--iso`).
+    public var iso = false
     /// Camera controls to set when each camera opens (`--control back:brightness=200`).
     public var backControls: [ControlSetting] = []
     public var frontControls: [ControlSetting] = []
@@ -99,6 +101,8 @@ public struct RecordSummary: Sendable, Codable {
     public var virtualCamera: VirtualCameraSummary?
     /// The live stream sent beside the file, if one was.
     public var stream: LiveStreamSummary?
+    /// The cameras' own files written beside it (`--iso`), and the file with the swaps.
+    public var isoFiles: [String]?
     /// Times the recording was paused, and the time those pauses left out of the file.
     public var pauses: Int
     public var pausedSeconds: Double
@@ -165,6 +169,8 @@ public final class Recorder {
     public var virtualCamera: VirtualCamera?
     /// Sent the file's encoded packets as they are made (`options.stream`).
     private var stream: LiveStream?
+    /// Each camera's own picture, slot by slot (`options.iso`).
+    private var iso: IsoRecording?
     /// Called once the sources and the file are open, just before recording starts.
     public var willStart: () -> Void = {}
 
@@ -225,11 +231,17 @@ public final class Recorder {
         if options.writesFile && options.overwrite && RecordingLock.isHeld(options.output) {
             throw .media(.cannotWrite(path: options.output, reason: RecordingLock.heldReason))
         }
+        if options.iso {
+            do throws(MediaError) { try IsoRecording.check(output: options.output, overwrite: options.overwrite) } catch {
+                throw .media(error)
+            }
+        }
         // A device the user named first: a wrong --audio fails before anything else happens.
         // The default one after the cameras, so that no camera is the one line there is.
         let named = options.audio.opensBeforeCameras ? try openAudio(sources: []) : nil
         let opened = try openSources()
         let sources = SourceSet(opened)
+        iso = options.iso ? IsoRecording(options: options, sources: opened, log: event) : nil
         let liveAudio = options.audio.opensBeforeCameras ? named : try openAudio(sources: opened)
         let compositor: PiPCompositor
         do { compositor = try PiPCompositor(layout: options.layout, threads: 2) } catch {
@@ -288,11 +300,17 @@ public final class Recorder {
                          + "finished without it", name, SourceFeed.stopTimeout))
         }
         stopAudio(liveAudio, end: clock.origin.map { $0 + clock.seconds })
+        var isoFiles: [String]?
+        if let iso {
+            if clock.next == 0 { iso.remove() } else { isoFiles = iso.finish(lastSlot: clock.next - 1) }
+        }
         if let file { try close(file, queue: queue, clock: clock) } else { try close(queue, clock: clock) }
         // The file is whole: what the stream still holds goes out (within its time limits).
         stream?.stop()
         if queue.lastSlotRefilled { counts.encoderSkipped -= 1 }
-        return summary(clock: clock, counts: counts, sources: sources.all, audio: liveAudio)
+        var result = summary(clock: clock, counts: counts, sources: sources.all, audio: liveAudio)
+        result.isoFiles = isoFiles.map { $0 + [IsoRecording.sidecar(for: options.output)] }
+        return result
     }
 
     private func openAudio(sources: [any FrameSource]) throws(RecordError) -> (any SoundSource)? {
@@ -589,6 +607,12 @@ public final class Recorder {
             }
             return true
         }
+        // Before the inset may be drawn into the main picture (composition in place).
+        if recording, let iso {
+            iso.noteRoles(swapped: swapped && inset != nil, slot: slot, fps: Int(fps))
+            iso.write(frame, of: sources.driver, slot: slot)
+            if let inset, let other { iso.write(inset, of: other, slot: slot) }
+        }
         let (picture, inPlace) = counts.placement.step.frame(back: frame, front: inset, swapped: swapped, canvas: { canvas })
         guard recording else {
             preview?.offer(picture.view)
@@ -618,7 +642,8 @@ public final class Recorder {
         let mains = [asked ? sources.other : sources.driver, showing ? sources.other : sources.driver]
         for case let s as any SizedByRole in sources.all {
             let isMain = mains.contains { $0 === s }
-            s.setRole(inset: isMain || sources.other == nil ? nil : insetRect)
+            // The cameras' own files want whole pictures, whatever the role.
+            s.setRole(inset: isMain || sources.other == nil || iso != nil ? nil : insetRect)
         }
     }
 
@@ -701,7 +726,7 @@ public final class Recorder {
                                  VirtualCameraSummary(device: $0.path, framesWritten: $0.written, framesSkipped: $0.skipped,
                                                       failure: $0.failure)
                              },
-                             stream: stream?.summary,
+                             stream: stream?.summary, isoFiles: nil,
                              pauses: counts.pause.pauses,
                              pausedSeconds: counts.pause.seconds + (counts.pause.since.map { monotonicNow() - $0 } ?? 0))
     }

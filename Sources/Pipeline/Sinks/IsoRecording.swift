@@ -1,0 +1,151 @@
+import Compositor
+import Foundation
+import MediaIO
+
+/// `record --iso`: each camera's own picture kept in a file of its own beside the take
+/// (TAKE.back.mov, TAKE.front.mov: H.264, the camera's size, a silent sound track), frame
+/// for frame on the take's own slots: frame n of each is the picture that camera gave slot
+/// n of the take (a camera whose first picture came late holds it from the start). So
+/// `dualcam relayout` composes them again, in another layout or with other swaps, in step
+/// with the take's sound. The swaps made while recording go in TAKE.dualcam.json.
+final class IsoRecording {
+    final class Track {
+        let role: String
+        let path: String
+        var file: RecordingFile?
+        var queue: EncodeQueue?
+        var scaler: PiPCompositor?
+        var lastTimestamp = -Double.infinity
+        var failure: String?
+        init(role: String, path: String) { self.role = role; self.path = path }
+    }
+
+    private let options: RecordOptions
+    private let log: (String) -> Void
+    /// By source, in the order opened: the back camera's first.
+    private var tracks: [(source: ObjectIdentifier, track: Track)] = []
+    /// Swap times (seconds of the take) for the sidecar: when the take's roles changed.
+    private(set) var swaps: [Double] = []
+    /// Whether the take's first slot showed the front camera full frame, and the last slot's.
+    private var startsSwapped: Bool?
+    private var swapped = false
+
+    static func path(for output: String, role: String) -> String { IsoFiles.path(for: output, role: role) }
+    static func sidecar(for output: String) -> String { IsoFiles.sidecar(for: output) }
+
+    /// Checks the files it would write before anything is recorded: none may exist unless
+    /// `overwrite`.
+    static func check(output: String, overwrite: Bool) throws(MediaError) {
+        guard !overwrite else { return }
+        for p in [path(for: output, role: "back"), path(for: output, role: "front"), sidecar(for: output)]
+        where FileManager.default.fileExists(atPath: p) {
+            throw .outputExists(path: p)
+        }
+    }
+
+    init(options: RecordOptions, sources: [any FrameSource], log: @escaping (String) -> Void) {
+        self.options = options
+        self.log = log
+        for (i, s) in sources.enumerated() {
+            let role = i == 0 ? "back" : "front"
+            tracks.append((ObjectIdentifier(s), Track(role: role, path: Self.path(for: options.output, role: role))))
+        }
+    }
+
+    /// The roles slot `slot` showed: a change is a swap, at the slot where it showed.
+    func noteRoles(swapped now: Bool, slot: Int, fps: Int) {
+        if startsSwapped == nil { (startsSwapped, swapped) = (now, now) }
+        if now != swapped { swaps.append(Double(slot) / Double(fps)) }
+        swapped = now
+    }
+
+    /// Slot `slot` of the take shows `picture` of `source`: kept in its track when new.
+    func write(_ picture: LiveFrame, of source: any FrameSource, slot: Int) {
+        guard let track = tracks.first(where: { $0.source == ObjectIdentifier(source) })?.track, track.failure == nil,
+              picture.timestamp != track.lastTimestamp else { return }
+        if track.queue == nil { open(track, size: picture.buffer.size) }
+        guard let queue = track.queue, let scaler = track.scaler else { return }
+        // The first picture stands for every slot before it, so each file starts with the take.
+        let index = track.lastTimestamp == -.infinity ? 0 : slot
+        guard case let .canvas(canvas) = queue.acquire() else { return }  // its encoder behind: the last picture holds
+        scaler.place(picture.picture, in: scaler.layout.fullRect, of: canvas.view)
+        queue.submit(index: index, canvas: canvas)
+        track.lastTimestamp = picture.timestamp
+    }
+
+    private func open(_ track: Track, size: Size) {
+        var o = options
+        o.output = track.path
+        o.video.codec = .h264
+        o.video.preset = "ultrafast"
+        o.video.crf = 18
+        o.video.bitrate = nil
+        o.video.size = Size(width: size.width & ~1, height: size.height & ~1)
+        do throws(MediaError) {
+            let file = try RecordingFile(options: o)
+            track.file = file
+            track.queue = try EncodeQueue(sink: file, canvas: o.video.size, depth: 6, fps: Int(o.video.framesPerSecond))
+            track.scaler = try? PiPCompositor(layout: PiPLayout(canvas: o.video.size, inset: Size(width: 1, height: 1), margin: 0))
+        } catch {
+            track.failure = error.description
+            track.file?.remove()
+            log("--iso: \(track.path) cannot be written (\(error)): the take goes on without it")
+        }
+    }
+
+    /// Ends every track at the take's last slot and finishes its file; returns the files
+    /// written. What fails is said and left as it is (a fragmented file plays).
+    func finish(lastSlot: Int?) -> [String] {
+        var written: [String] = []
+        for (_, track) in tracks {
+            guard let queue = track.queue, let file = track.file, track.failure == nil else { continue }
+            do throws(MediaError) {
+                try queue.finish(lastSlot: lastSlot)
+                try file.finishWriting()
+                _ = try file.finalize()
+                written.append(track.path)
+            } catch {
+                if !queue.isStuck { file.keepAsItIs() }
+                log("--iso: \(track.path) could not be finished (\(error)); it is kept as it is")
+            }
+        }
+        writeSidecar(files: written)
+        return written
+    }
+
+    /// Nothing was recorded: no camera file is left either.
+    func remove() {
+        for (_, track) in tracks { track.file?.remove() }
+    }
+
+    private func writeSidecar(files: [String]) {
+        let take: [String: Any] = [
+            "take": URL(fileURLWithPath: options.output).lastPathComponent,
+            "cameras": Dictionary(uniqueKeysWithValues: tracks.filter { files.contains($0.track.path) }
+                .map { ($0.track.role, URL(fileURLWithPath: $0.track.path).lastPathComponent) }),
+            "swaps": swaps.map { ($0 * 1000).rounded() / 1000 },
+            "startsSwapped": startsSwapped ?? false,
+        ]
+        guard let data = try? JSONSerialization.data(withJSONObject: take, options: [.sortedKeys]) else { return }
+        let path = Self.sidecar(for: options.output)
+        let temporary = path + ".tmp"
+        if FileManager.default.createFile(atPath: temporary, contents: data), rename(temporary, path) == 0 { return }
+        unlink(temporary)
+        log("--iso: \(path) could not be written: relayout will not know the swaps")
+    }
+}
+
+/// Where `record --iso` puts a take's cameras' own files, for `relayout` to find them.
+public enum IsoFiles {
+    /// TAKE for TAKE.mov (or TAKE with no extension).
+    static func stem(of output: String) -> String {
+        let url = URL(fileURLWithPath: output)
+        return (url.pathExtension.lowercased() == "mov" ? url.deletingPathExtension() : url).path
+    }
+
+    /// TAKE.ROLE.mov: a camera's own file ("back", "front").
+    public static func path(for output: String, role: String) -> String { stem(of: output) + ".\(role).mov" }
+
+    /// TAKE.dualcam.json: which files, and the swaps.
+    public static func sidecar(for output: String) -> String { stem(of: output) + ".dualcam.json" }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+extension RecordTests {
+    /// `record --iso` keeps each camera's own picture beside the take, frame for frame on its
+    /// slots, and the swap made while recording; `relayout` composes them again: with the
+    /// recorded swap it is the take again, and side by side with another swap time it is
+    /// what ffmpeg makes of the same two camera files (scale to fill, centre crop, hstack).
+    @Test(.timeLimit(.minutes(2)))
+    func isoThenRelayoutSideBySideWithOtherSwapsMatchesFFmpeg() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let back = dir.path("back.mkv"), front = dir.path("front.mkv"), take = dir.path("take.mov")
+        try makeClip(back, ["-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=6",
+                            "-f", "lavfi", "-i", "aevalsrc='if(between(mod(t,0.7),0.5,0.6),0.3*sin(2*PI*1000*t),0)':s=44100:d=6",
+                            "-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"])
+        try makeClip(front, ["-f", "lavfi", "-i", "smptehdbars=s=1280x720:r=30:d=6", "-vf", "scale=out_color_matrix=bt709:out_range=tv",
+                             "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709",
+                             "-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p"])
+        let r = try dualcam(["record", "--back", back, "--front", front, "--iso", "--duration", "3", "--audio", "back",
+                             "--skip-speed-check", "--max-encoder-lag", "5", "--json", "-o", take]) { p in
+            Thread.sleep(forTimeInterval: 1.3)
+            kill(p.processIdentifier, SIGUSR1)
+        }
+        try #require(r.status == 0, "\(r.stderr)")
+        let isoBack = dir.path("take.back.mov"), isoFront = dir.path("take.front.mov")
+        let sidecar = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("take.dualcam.json"))))
+                                   as? [String: Any])
+        let swaps = try #require(sidecar["swaps"] as? [Double])
+        #expect(swaps.count == 1 && swaps[0] > 0.5 && swaps[0] < 2.5, "\(sidecar)")
+        for (file, size) in [(isoBack, (640, 360)), (isoFront, (1280, 720))] {
+            let v = try #require(try Probe(file).stream("video"))
+            #expect(v["codec_name"] as? String == "h264" && v["width"] as? Int == size.0 && v["height"] as? Int == size.1, "\(v)")
+            #expect(abs((Probe.number(v["duration"]) ?? 0) - 3) < 0.04, "\(file): \(v)")
+        }
+
+        // With the swap recorded: the take again.
+        let again = dir.path("again.mov")
+        let same = try dualcam(["relayout", take, "--crf", "18", "-o", again])
+        try #require(same.status == 0, "\(same.stderr)")
+        for n in [10, 30, 50, 80] {
+            let quality = psnr(try Decode.frame(take, index: n), try Decode.frame(again, index: n))
+            #expect(quality > 35, "frame \(n): \(quality) dB against the take")
+        }
+        // And its sound is the take's, where it was: every beep within a millisecond.
+        let (takeBeeps, againBeeps) = (try SyncTests.onsets(take).beeps, try SyncTests.onsets(again).beeps)
+        #expect(takeBeeps.count == 4 && againBeeps.count == takeBeeps.count
+                && zip(takeBeeps, againBeeps).allSatisfy { abs($0 - $1) < 0.001 }, "take \(takeBeeps), relaid \(againBeeps)")
+
+        // Side by side, swapped at 2 s instead: ffmpeg's composition of the same camera files.
+        let sbs = dir.path("sbs.mov")
+        let laid = try dualcam(["relayout", take, "--layout", "side-by-side", "--swap-at", "2", "--crf", "18", "-o", sbs])
+        try #require(laid.status == 0, "\(laid.stderr)")
+        let fill = "scale=960:1080:force_original_aspect_ratio=increase,crop=960:1080"
+        for (name, order) in [("unswapped.rgb", "[b][f]"), ("swapped.rgb", "[f][b]")] {
+            try makeClip(dir.path(name), ["-i", isoBack, "-i", isoFront, "-filter_complex",
+                                          "[0:v]\(fill)[b];[1:v]\(fill)[f];\(order)hstack", "-pix_fmt", "rgb24", "-f", "rawvideo"])
+        }
+        let frameBytes = 1920 * 1080 * 3
+        for (n, reference) in [(15, "unswapped.rgb"), (45, "unswapped.rgb"), (75, "swapped.rgb")] {
+            let all = try Data(contentsOf: URL(fileURLWithPath: dir.path(reference)))
+            let want = [UInt8](all[(n * frameBytes)..<((n + 1) * frameBytes)])
+            let ours = try Decode.frame(sbs, index: n, pixelFormat: "rgb24")
+            let left = psnr(cut(ours, width: 5760, x: 0, y: 0, w: 2880, h: 1080), cut(want, width: 5760, x: 0, y: 0, w: 2880, h: 1080))
+            let right = psnr(cut(ours, width: 5760, x: 2880, y: 0, w: 2880, h: 1080), cut(want, width: 5760, x: 2880, y: 0, w: 2880, h: 1080))
+            print(String(format: "relayout side by side, frame %d: left %.1f dB, right %.1f dB against ffmpeg", n, left, right))
+            #expect(left > 30 && right > 30, "frame \(n) against \(reference)")
+        }
+
+        // A take without its cameras' files: one line.
+        try FileManager.default.removeItem(atPath: isoFront)
+        let one = try dualcam(["relayout", take, "-o", dir.path("one.mov")])
+        #expect(one.status != 0 && one.stderrLines.count == 1 && one.stderr.contains("was recorded with one camera"), "\(one.stderr)")
+    }
+}
