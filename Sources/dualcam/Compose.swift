@@ -20,42 +20,39 @@ struct Compose: ParsableCommand {
     @OptionGroup var reporting: ReportingOptions
     @OptionGroup var previewOptions: PreviewOptions
 
-    @Option(name: .customLong("swap-at"), parsing: .singleValue,
-            help: ArgumentHelp("Swap the two pictures from this time on; repeat to swap back.", valueName: "SECONDS"))
-    var swapAt: [Double] = []
+    @OptionGroup var swapTimes: SwapTimes
 
     @Option(help: "Audio from back, front, or none (a silent track).")
     var audio: AudioChoiceArgument = .back
 
     func validate() throws {
         _ = try layout.layout(canvas: encoding.format.canvas)
-        if let bad = swapAt.first(where: { !$0.isFinite || $0 < 0 }) {
-            throw ValidationError("--swap-at must be 0 or more seconds, got \(bad)")
-        }
     }
 
     func run() throws {
         FFmpegLog.setVerbose(encoding.verbose)
         var options = ComposeOptions(back: back, front: front, output: encoding.output)
-        options.swaps = SwapSchedule(swapAt)
+        options.swaps = SwapSchedule(swapTimes.swapAt)
         options.audio = AudioChoice(rawValue: audio.rawValue)!
+        try Self.execute(options, describing: "\(back) + \(front)", encoding: encoding, layout: layout, reporting: reporting,
+                         previewOptions: previewOptions)
+    }
+
+    /// Runs a composition (`compose`, `relayout`) with the layout and output asked for:
+    /// progress, preview, summary, one line on failure.
+    static func execute(_ inputs: ComposeOptions, describing what: String, encoding: EncodingOptions, layout: LayoutOptions,
+                        reporting: ReportingOptions, previewOptions: PreviewOptions) throws {
+        var options = inputs
         options.layout = try layout.layout(canvas: encoding.format.canvas)
         options.video = encoding.videoSettings(reporting: reporting)
         options.overwrite = encoding.overwrite
         options.metadata = encoding.metadata
-        Self.execute(options, describing: "\(back) + \(front)", encoding: encoding, reporting: reporting,
-                     previewOptions: previewOptions)
-    }
-
-    /// Runs a composition (`compose`, `relayout`): progress, preview, summary, one line on failure.
-    static func execute(_ options: ComposeOptions, describing inputs: String, encoding: EncodingOptions,
-                        reporting: ReportingOptions, previewOptions: PreviewOptions) {
         let job = ComposeJob(options: options)
         Interruption.install()
         job.isCancelled = { Interruption.requested }
         // On stdout with the summary: stderr is for what went wrong, one line.
         if !reporting.quiet && !reporting.json {
-            let line = "composing \(inputs) into \(encoding.output)"
+            let line = "composing \(what) into \(encoding.output)"
             job.onStart = { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
         }
         let started = ProcessInfo.processInfo.systemUptime

@@ -11,6 +11,20 @@ enum AudioChoiceArgument: String, CaseIterable {
     case back, front, none
 }
 
+/// `--swap-at`, as compose and relayout take it.
+struct SwapTimes: ParsableArguments {
+    @Option(name: .customLong("swap-at"), parsing: .singleValue,
+            help: ArgumentHelp("Swap the two pictures from this time on (relayout: instead of the take's swaps); repeat to "
+                               + "swap back.", valueName: "SECONDS"))
+    var swapAt: [Double] = []
+
+    func validate() throws {
+        if let bad = swapAt.first(where: { !$0.isFinite || $0 < 0 }) {
+            throw ValidationError("--swap-at must be 0 or more seconds, got \(bad)")
+        }
+    }
+}
+
 struct LayoutOptions: ParsableArguments {
     @Option(name: .customLong("layout"), help: ArgumentHelp("pip (the front camera in an inset) or side-by-side (each camera "
             + "aspect-filled into half of the frame, the back camera on the left; the inset's options do not apply).",

@@ -20,19 +20,13 @@ struct Relayout: ParsableCommand {
     @OptionGroup var reporting: ReportingOptions
     @OptionGroup var previewOptions: PreviewOptions
 
-    @Option(name: .customLong("swap-at"), parsing: .singleValue,
-            help: ArgumentHelp("Swap the two pictures from this time on, instead of the take's swaps; repeat to swap back.",
-                               valueName: "SECONDS"))
-    var swapAt: [Double] = []
+    @OptionGroup var swapTimes: SwapTimes
 
     @Flag(help: "No swaps: the back camera full frame (or on the left) throughout.") var noSwaps = false
 
     func validate() throws {
         _ = try layout.layout(canvas: encoding.format.canvas)
-        if let bad = swapAt.first(where: { !$0.isFinite || $0 < 0 }) {
-            throw ValidationError("--swap-at must be 0 or more seconds, got \(bad)")
-        }
-        if noSwaps && !swapAt.isEmpty { throw ValidationError("--no-swaps and --swap-at ask for different things: give one") }
+        if noSwaps && !swapTimes.swapAt.isEmpty { throw ValidationError("--no-swaps and --swap-at ask for different things: give one") }
     }
 
     func run() throws {
@@ -46,15 +40,11 @@ struct Relayout: ParsableCommand {
             fail("\(take) was recorded with one camera (no \((front as NSString).lastPathComponent)): there is no other picture to lay out")
         }
         var options = ComposeOptions(back: back, front: front, output: encoding.output)
-        options.swaps = SwapSchedule(noSwaps ? [] : swapAt.isEmpty ? Self.recordedSwaps(take) : swapAt)
+        options.swaps = SwapSchedule(noSwaps ? [] : swapTimes.swapAt.isEmpty ? Self.recordedSwaps(take) : swapTimes.swapAt)
         options.audio = AudioChoice.none
         options.soundOf = take
-        options.layout = try layout.layout(canvas: encoding.format.canvas)
-        options.video = encoding.videoSettings(reporting: reporting)
-        options.overwrite = encoding.overwrite
-        options.metadata = encoding.metadata
-        Compose.execute(options, describing: "\(take)'s cameras", encoding: encoding, reporting: reporting,
-                        previewOptions: previewOptions)
+        try Compose.execute(options, describing: "\(take)'s cameras", encoding: encoding, layout: layout, reporting: reporting,
+                            previewOptions: previewOptions)
     }
 
     /// The swaps of the take (a swap at 0 when it started swapped); none, said once, when its

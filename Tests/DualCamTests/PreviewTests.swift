@@ -91,6 +91,12 @@ final class VirtualDisplay {
 
     /// What the screen shows in a rectangle, as rgb24 (ffmpeg's x11grab); also saved as
     /// PNG at `png` when given.
+    /// Closes the window as a user's click on its close button does (WM_DELETE_WINDOW).
+    func closeWindow(_ id: String) throws {
+        let close = Env.repoRoot.appendingPathComponent("Tests/preview/close-window.py").path
+        _ = try run("/usr/bin/env", ["python3", close, id], environment: ["DISPLAY": name])
+    }
+
     func grab(x: Int, y: Int, width: Int, height: Int, png: String? = nil) throws -> [UInt8] {
         let input = ["-nostdin", "-v", "error", "-f", "x11grab", "-video_size", "\(width)x\(height)", "-i", "\(name)+\(x),\(y)",
                      "-frames:v", "1"]
@@ -148,8 +154,7 @@ final class VirtualDisplay {
                 _ = try display.client("xdotool", ["key", "s"])
                 sleep(2)
                 try screen("s")
-                let close = Env.repoRoot.appendingPathComponent("Tests/preview/close-window.py").path
-                _ = try run("/usr/bin/env", ["python3", close, w.id], environment: ["DISPLAY": display.name])
+                try display.closeWindow(w.id)
             } catch {
                 Issue.record("driving the preview: \(error)")
             }
@@ -216,8 +221,7 @@ final class VirtualDisplay {
                 _ = try display.client("xdotool", ["mouseup", "1"])
                 sleep(2)
                 try screen("dropped")
-                let close = Env.repoRoot.appendingPathComponent("Tests/preview/close-window.py").path
-                _ = try run("/usr/bin/env", ["python3", close, w.id], environment: ["DISPLAY": display.name])
+                try display.closeWindow(w.id)
             } catch {
                 Issue.record("driving the preview: \(error)")
             }
@@ -307,8 +311,7 @@ final class VirtualDisplay {
                 let rgb = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height)
                 seen = (meanRGB(rgb, width: w.width, x: 100, y: 200, w: 400, h: 200),
                         meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60))
-                let close = Env.repoRoot.appendingPathComponent("Tests/preview/close-window.py").path
-                _ = try run("/usr/bin/env", ["python3", close, w.id], environment: ["DISPLAY": display.name])
+                try display.closeWindow(w.id)
             } catch {
                 Issue.record("driving the preview: \(error)")
             }

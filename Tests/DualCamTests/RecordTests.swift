@@ -334,9 +334,7 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let clip = dir.path("marked.mp4"), out = dir.path("marked.mov")
-        try makeClip(clip, ["-f", "lavfi", "-i", "color=black:s=320x240:r=25:d=6,drawbox=c=white:t=fill:enable='between(mod(t,1.2),1,1.1)'",
-                            "-f", "lavfi", "-i", "aevalsrc='if(between(mod(t,1.2),1,1.1),0.3*sin(2*PI*1000*t),0)':s=44100:d=6",
-                            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"])
+        try SyncTests.periodicMarks(clip, seconds: 6, rate: 25, period: 1.2, on: 1, off: 1.1)
         // Up to 5 s of encoder lag: a busy machine must not skip the slot a flash lands in.
         let r = try dualcam(["record", "--back", clip, "--audio", "back", "--duration", "5.5", "--size", "640x360",
                              "--skip-speed-check", "--max-encoder-lag", "5", "-o", out])

@@ -11,9 +11,7 @@ extension RecordTests {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let clip = dir.path("marked.mp4"), out = dir.path("streamed.mov")
-        try makeClip(clip, ["-f", "lavfi", "-i", "color=black:s=320x240:r=30:d=16,drawbox=c=white:t=fill:enable='between(mod(t,0.7),0.5,0.6)'",
-                            "-f", "lavfi", "-i", "aevalsrc='if(between(mod(t,0.7),0.5,0.6),0.3*sin(2*PI*1000*t),0)':s=44100:d=16",
-                            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"])
+        try SyncTests.periodicMarks(clip, seconds: 16, rate: 30, period: 0.7, on: 0.5, off: 0.6)
         let port = Int.random(in: 20_000...60_000)
         func listener(_ name: String) throws -> Process {
             let p = Process()

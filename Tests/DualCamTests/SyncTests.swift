@@ -13,6 +13,15 @@ import Testing
                             "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"] + extra)
     }
 
+    /// `seconds` of black at `rate` fps flashing white, and a 1 kHz beep drawn sample-exact
+    /// (aevalsrc, 44.1 kHz), from `on` to `off` seconds into every `period`.
+    static func periodicMarks(_ path: String, seconds: Int, rate: Int, period: Double, on: Double, off: Double) throws {
+        let when = "between(mod(t,\(period)),\(on),\(off))"
+        try makeClip(path, ["-f", "lavfi", "-i", "color=black:s=320x240:r=\(rate):d=\(seconds),drawbox=c=white:t=fill:enable='\(when)'",
+                            "-f", "lavfi", "-i", "aevalsrc='if(\(when),0.3*sin(2*PI*1000*t),0)':s=44100:d=\(seconds)",
+                            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"])
+    }
+
     /// Times of the output's dark-to-white changes and silence-to-tone changes.
     static func onsets(_ path: String) throws -> (flashes: [Double], beeps: [Double]) {
         var flashes: [Double] = []

@@ -31,6 +31,22 @@ import Testing
         sys.exit(os.WEXITSTATUS(status))
         """
 
+    /// `record` of a 12 s 640x360 test picture with no sound, on a pseudo-terminal that a
+    /// Python body types into (`fd`, with `os` and `time`); returns all it wrote there.
+    static func recordOnTerminal(in dir: TempDir, typing body: String, _ arguments: [String]) throws -> RunResult {
+        let camera = dir.path("camera.mp4")
+        try makeClip(camera, ["-f", "lavfi", "-i", "testsrc=s=640x360:r=30:d=12", "-c:v", "libx264", "-preset", "ultrafast"])
+        let script = """
+            import os, pty, sys, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.environ['TERM'] = 'xterm'
+                os.execv(sys.argv[1], sys.argv[1:])
+            """ + "\n" + body + "\n" + Self.collectTerminalOutput
+        return try run("/usr/bin/env", ["python3", "-c", script, Env.dualcam, "record", "--back", camera, "--size", "640x360",
+                                        "--audio", "none", "--skip-speed-check"] + arguments)
+    }
+
     /// Ctrl-S on the terminal stops its output: every write to it then waits until Ctrl-Q.
     /// Before, the status line was written from the recording thread, which waited with it
     /// and recorded nothing meanwhile. Now messages wait on a thread of their own: held for
@@ -39,21 +55,13 @@ import Testing
     func aTerminalStoppedWithCtrlSDoesNotStopTheRecording() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let out = dir.path("held.mov"), camera = dir.path("camera.mp4")
-        try makeClip(camera, ["-f", "lavfi", "-i", "testsrc=s=640x360:r=30:d=12", "-c:v", "libx264", "-preset", "ultrafast"])
-        let script = """
-            import os, pty, sys, time
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.environ['TERM'] = 'xterm'
-                os.execv(sys.argv[1], sys.argv[1:])
+        let out = dir.path("held.mov")
+        let r = try Self.recordOnTerminal(in: dir, typing: """
             time.sleep(0.3)
             os.write(fd, b'\\x13')
             time.sleep(6)
             os.write(fd, b'\\x11')
-            """ + "\n" + Self.collectTerminalOutput
-        let r = try run("/usr/bin/env", ["python3", "-c", script, Env.dualcam, "record", "--back", camera, "--duration", "5",
-                                         "--size", "640x360", "--audio", "none", "--skip-speed-check", "--json", "-o", out])
+            """, ["--duration", "5", "--json", "-o", out])
         #expect(r.status == 0, "\(r.stdout)")
         let (video, _) = try Probe.packets(out, stream: "v:0")
         #expect(video.count >= 135, "\(video.count) of 150 slots have a picture")
@@ -64,20 +72,12 @@ import Testing
     func pOnTheTerminalPausesAndTheStatusLineSaysSo() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let out = dir.path("paused.mov"), camera = dir.path("camera.mp4")
-        try makeClip(camera, ["-f", "lavfi", "-i", "testsrc=s=640x360:r=30:d=12", "-c:v", "libx264", "-preset", "ultrafast"])
-        let script = """
-            import os, pty, sys, time
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.environ['TERM'] = 'xterm'
-                os.execv(sys.argv[1], sys.argv[1:])
+        let out = dir.path("paused.mov")
+        let r = try Self.recordOnTerminal(in: dir, typing: """
             for key, wait in ((b'p', 1.5), (b'p', 1.5), (b'q', 1.5)):
                 time.sleep(wait)
                 os.write(fd, key)
-            """ + "\n" + Self.collectTerminalOutput
-        let r = try run("/usr/bin/env", ["python3", "-c", script, Env.dualcam, "record", "--back", camera, "--size", "640x360",
-                                         "--audio", "none", "--skip-speed-check", "-o", out])
+            """, ["-o", out])
         #expect(r.status == 0, "\(r.stdout)")
         let lines = r.stdout.components(separatedBy: "\r\u{1B}[K")
         let paused = lines.filter { $0.hasPrefix("PAUSED ") }
