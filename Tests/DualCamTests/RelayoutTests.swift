@@ -73,3 +73,31 @@ extension RecordTests {
         #expect(one.status != 0 && one.stderrLines.count == 1 && one.stderr.contains("was recorded with one camera"), "\(one.stderr)")
     }
 }
+
+extension RecordTests {
+    /// A take killed after a swap (SIGKILL: nothing is finished) keeps what relayout needs:
+    /// the cameras' files play as they are and the swap was written when it happened.
+    @Test(.timeLimit(.minutes(2)))
+    func aKilledIsoTakeCanStillBeLaidOutWithItsSwap() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let take = dir.path("killed.mov")
+        let r = try dualcam(["record", "--back", Self.back, "--front", Reference.front, "--iso", "--duration", "30", "--audio", "none",
+                             "--skip-speed-check", "--size", "640x360", "-o", take]) { p in
+            Thread.sleep(forTimeInterval: 1.2)
+            kill(p.processIdentifier, SIGUSR1)
+            Thread.sleep(forTimeInterval: 1.3)
+            kill(p.processIdentifier, SIGKILL)
+        }
+        #expect(r.status != 0, "killed: \(r.stderr)")
+        let sidecar = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("killed.dualcam.json"))))
+                                   as? [String: Any], "no sidecar after the kill: \(dir.contents)")
+        let swaps = try #require(sidecar["swaps"] as? [Double])
+        #expect(swaps.count == 1 && swaps[0] > 0.5 && swaps[0] < 2, "\(sidecar)")
+        let out = dir.path("laid.mov")
+        let laid = try dualcam(["relayout", take, "--size", "640x360", "-o", out])
+        try #require(laid.status == 0, "\(laid.stderr)")
+        #expect(!laid.stderr.contains("missing or unreadable"), "\(laid.stderr)")
+        #expect((Probe.number(try Probe(out).stream("video")?["duration"]) ?? 0) > 0.5)
+    }
+}

@@ -55,7 +55,11 @@ final class IsoRecording {
     /// The roles slot `slot` showed: a change is a swap, at the slot where it showed.
     func noteRoles(swapped now: Bool, slot: Int, fps: Int) {
         if startsSwapped == nil { (startsSwapped, swapped) = (now, now) }
-        if now != swapped { swaps.append(Double(slot) / Double(fps)) }
+        if now != swapped {
+            swaps.append(Double(slot) / Double(fps))
+            // Written at each swap too, so a take that is killed keeps them for relayout.
+            writeSidecar(files: tracks.filter { $0.track.queue != nil }.map(\.track.path))
+        }
         swapped = now
     }
 
