@@ -293,6 +293,50 @@ final class VirtualDisplay {
         #expect(Probe.number(try Probe(kept).stream("video")?["duration"]).map { abs($0 - 2) < 0.05 } == true)
     }
 
+    /// The review plays the take's sound too: through ALSA's default device, here ALSA's file
+    /// plugin (an .asoundrc in a HOME of its own), whose recording of what was played has the
+    /// take's beeps where the take has them.
+    @Test(.timeLimit(.minutes(2)))
+    func theReviewPlaysTheTakesSound() throws {
+        try Env.requireFFmpegTools()
+        let display = try VirtualDisplay()
+        let dir = try TempDir()
+        let clip = dir.path("marked.mp4"), out = dir.path("sound.mov"), played = dir.path("played.raw")
+        try SyncTests.periodicMarks(clip, seconds: 4, rate: 30, period: 0.7, on: 0.5, off: 0.6)
+        try FileManager.default.createDirectory(atPath: dir.path("home"), withIntermediateDirectories: true)
+        try "pcm.!default { type file slave.pcm \"null\" file \"\(played)\" format \"raw\" }\n"
+            .write(toFile: dir.path("home/.asoundrc"), atomically: true, encoding: .utf8)
+        let r = try run(Env.dualcam, ["record", "--back", clip, "--audio", "back", "--duration", "3", "--size", "640x360",
+                                      "--skip-speed-check", "--review", "-o", out],
+                        environment: ["DISPLAY": display.name, "HOME": dir.path("home")]) { _ in
+            do {
+                guard let w = try display.window(named: "^dualcam - review") else { return }
+                sleep(4)  // a whole pass, and the start of the next
+                _ = try display.client("xdotool", ["windowfocus", w.id])
+                _ = try display.client("xdotool", ["key", "k"])
+            } catch {
+                Issue.record("driving the review: \(error)")
+            }
+        }
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(!r.stderr.contains("no sound device"), "\(r.stderr)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: played)))
+        let frames = bytes.count / 4
+        #expect(frames >= 3 * 48_000, "\(frames) frames played")
+        var beeps: [Double] = [], quiet = 480
+        for i in 0..<min(frames, 3 * 48_000) {
+            let left = Int16(bitPattern: UInt16(bytes[4 * i]) | UInt16(bytes[4 * i + 1]) << 8)
+            if abs(Int(left)) > 1600 {
+                if quiet >= 480 { beeps.append(Double(i) / 48_000) }
+                quiet = 0
+            } else {
+                quiet += 1
+            }
+        }
+        let expected = [0.5, 1.2, 1.9, 2.6]
+        #expect(beeps.count == expected.count && zip(beeps, expected).allSatisfy { abs($0 - $1) < 0.005 }, "played beeps at \(beeps)")
+    }
+
     /// `-o none --preview`: the pictures in the window and no file at all; closing the
     /// window stops. With no display to open it on, there is nowhere to show them: one line.
     @Test(.timeLimit(.minutes(2)))

@@ -72,6 +72,27 @@ public final class SampleQueue {
         return loudest
     }
 
+    /// Moves up to `n` samples into `out` as interleaved 16-bit stereo (for playback);
+    /// returns how many.
+    public func readInterleaved16(into out: inout [Int16], count n: Int) -> Int {
+        let n = min(n, count)
+        guard let fifo, n > 0 else { return 0 }
+        var left = [Float](repeating: 0, count: n), right = [Float](repeating: 0, count: n)
+        left.withUnsafeMutableBytes { l in
+            right.withUnsafeMutableBytes { r in
+                var planes: [UnsafeMutableRawPointer?] = [l.baseAddress, r.baseAddress]
+                _ = av_audio_fifo_read(fifo, &planes, Int32(n))
+            }
+        }
+        if out.count < 2 * n { out = [Int16](repeating: 0, count: 2 * n) }
+        func sample(_ f: Float) -> Int16 { Int16(max(-32768, min(32767, (f * 32768).rounded()))) }
+        for i in 0..<n {
+            out[2 * i] = sample(left[i])
+            out[2 * i + 1] = sample(right[i])
+        }
+        return n
+    }
+
     /// Moves up to `n` samples into `frame` (whose buffers must hold `n`).
     func read(into frame: Frame, count n: Int) -> Int {
         guard let fifo else { return 0 }
