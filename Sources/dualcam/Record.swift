@@ -120,12 +120,9 @@ struct Record: ParsableCommand {
         if output == RecordOptions.noFile && review {
             fail("--review plays the take back once it is recorded: with -o none there is no take")
         }
-        if output == RecordOptions.noFile && stream != nil {
-            fail("--stream sends the recording's own encoding: with -o none nothing is encoded (record to a file, or leave --stream out)")
-        }
-        if output == RecordOptions.noFile && virtualCamera == nil && !previewOptions.preview {
-            fail("-o none writes no file: it needs --virtual-camera DEV or --preview to show the pictures somewhere "
-                 + "(a file named none: -o ./none)")
+        if output == RecordOptions.noFile && virtualCamera == nil && !previewOptions.preview && stream == nil {
+            fail("-o none writes no file: it needs --virtual-camera DEV, --preview or --stream URL to send the pictures "
+                 + "somewhere (a file named none: -o ./none)")
         }
         // A recording frees and reallocates large buffers all the time (the muxer builds each
         // fragment in one, ~0.5 MB). glibc's default raises its mmap threshold after the
@@ -165,7 +162,7 @@ struct Record: ParsableCommand {
         options.metadata = metadata.metadata
         options.metadata.rotation = format.rotate
         let recorder = Recorder(options: options)
-        if !skipSpeedCheck && !reporting.quiet && options.writesFile {
+        if !skipSpeedCheck && !reporting.quiet && (options.writesFile || stream != nil) {
             let settings = options.video
             recorder.willStart = { if let warning = Self.speedWarning(settings) { say(warning) } }
         }
@@ -200,7 +197,7 @@ struct Record: ParsableCommand {
         let window = previewOptions.open(layout: options.layout,
                                          title: options.writesFile ? "dualcam - recording \(out)" : "dualcam - live, no file",
                                          job: "recording")
-        if !options.writesFile && window == nil && recorder.virtualCamera == nil {
+        if !options.writesFile && window == nil && recorder.virtualCamera == nil && stream == nil {
             fail("with -o none and no preview window there is nowhere to show the pictures: nothing recorded")
         }
         window?.onSwap = { Interruption.requestSwap() }
@@ -238,11 +235,11 @@ struct Record: ParsableCommand {
                              s.pauses > 0 ? String(format: "; paused %d time%@, %.1f s left out", s.pauses, s.pauses == 1 ? "" : "s",
                                                    s.pausedSeconds) : ""))
                 if let files = s.isoFiles { print("each camera's own: " + files.joined(separator: ", ")) }
-                if let stream = s.stream {
-                    print(String(format: "stream %@: %@ at the end; %d connection%@, %d lost, %.1f MB sent, %d packets let go",
-                                 stream.url, stream.state, stream.connections, stream.connections == 1 ? "" : "s", stream.outages,
-                                 Double(stream.bytesSent) / 1e6, stream.packetsDropped))
-                }
+            }
+            if !reporting.quiet && !reporting.json, let stream = s.stream {
+                print(String(format: "stream %@: %@ at the end; %d connection%@, %d lost, %.1f MB sent, %d packets let go",
+                             stream.url, stream.state, stream.connections, stream.connections == 1 ? "" : "s", stream.outages,
+                             Double(stream.bytesSent) / 1e6, stream.packetsDropped))
             }
             if review { Self.review(s.output, layout: options.layout, quiet: reporting.quiet) }
         } catch {

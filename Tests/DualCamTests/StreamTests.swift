@@ -74,4 +74,40 @@ extension RecordTests {
         #expect(streamFlashes.count >= 2 && streamFlashes.count == streamBeeps.count, "flashes \(streamFlashes), beeps \(streamBeeps)")
         for (f, b) in zip(streamFlashes, streamBeeps) { #expect(abs(b - f) <= 1.0 / 30 + 0.005, "stream: beep at \(b) s, flash at \(f) s") }
     }
+
+    /// `-o none --stream`: the recording encoded for the stream alone; what the listener
+    /// receives has picture and sound in sync, and nothing is written where it ran.
+    @Test(.timeLimit(.minutes(2)))
+    func aStreamAloneWritesNoFile() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let clip = dir.path("marked.mp4"), received = dir.path("received.ts")
+        try SyncTests.periodicMarks(clip, seconds: 6, rate: 30, period: 0.7, on: 0.5, off: 0.6)
+        let port = Int.random(in: 20_000...60_000)
+        let listener = Process()
+        listener.executableURL = URL(fileURLWithPath: Env.tool("ffmpeg")!)
+        listener.arguments = ["-nostdin", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(port)?mode=listener", "-c", "copy",
+                              "-f", "mpegts", received]
+        listener.standardOutput = FileHandle.nullDevice
+        listener.standardError = FileHandle.nullDevice
+        try listener.run()
+        defer { if listener.isRunning { kill(listener.processIdentifier, SIGKILL) } }
+        Thread.sleep(forTimeInterval: 0.5)
+        let work = try TempDir()
+        let r = try run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", work.path(""), Env.dualcam, "record", "--back", clip,
+                                    "--audio", "back", "--duration", "4", "--size", "640x360", "--skip-speed-check",
+                                    "--stream", "srt://127.0.0.1:\(port)", "-o", "none"])
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while listener.isRunning && Date() < deadline { usleep(100_000) }
+        if listener.isRunning { kill(listener.processIdentifier, SIGINT); listener.waitUntilExit() }
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("streaming it, no file written (-o none)") && work.contents.isEmpty, "\(r.stderr) \(work.contents)")
+        #expect(r.stdout.contains("stream srt://127.0.0.1:\(port): live at the end; 1 connection, 0 lost"), "\(r.stdout)")
+        let probe = try Probe(received)
+        let video = try #require(Probe.number(probe.stream("video")?["duration"]))
+        #expect(abs(video - 4) < 0.1, "\(video) s received")
+        let (flashes, beeps) = try SyncTests.onsets(received)
+        #expect(flashes.count == 5 && flashes.count == beeps.count, "flashes \(flashes), beeps \(beeps)")
+        for (f, b) in zip(flashes, beeps) { #expect(abs(b - f) <= 1.0 / 30 + 0.005, "beep at \(b) s, flash at \(f) s") }
+    }
 }

@@ -208,17 +208,29 @@ public final class OutputEncoders {
     /// Encodes `frame` (I420, output size: a pool frame or a decoded one composed in place)
     /// as frame `index`, without copying it first.
     public func encode(_ frame: EncoderFrame, index: Int64, into writer: MovWriter) throws(MediaError) {
-        try video.send(frame.frame.pointer, frameIndex: index) { (p) throws(MediaError) in
-            packetTap?(p, true)
-            try writer.writeVideo(p)
-        }
+        try encode(frame, index: index) { (p, _) throws(MediaError) in try writer.writeVideo(p) }
     }
 
     /// Encodes the whole AAC frames waiting in `queue`; with `final`, the short last one too.
     public func encode(from queue: SampleQueue, final: Bool, into writer: MovWriter) throws(MediaError) {
+        try encode(from: queue, final: final) { (p, _) throws(MediaError) in try writer.writeAudio(p) }
+    }
+
+    /// As `encode(_:index:into:)`, each packet handed to `deliver` (video: true) after the tap.
+    public func encode(_ frame: EncoderFrame, index: Int64,
+                       deliver: (UnsafeMutablePointer<AVPacket>, Bool) throws(MediaError) -> Void) throws(MediaError) {
+        try video.send(frame.frame.pointer, frameIndex: index) { (p) throws(MediaError) in
+            packetTap?(p, true)
+            try deliver(p, true)
+        }
+    }
+
+    /// As `encode(from:final:into:)`, each packet handed to `deliver` after the tap.
+    public func encode(from queue: SampleQueue, final: Bool,
+                       deliver: (UnsafeMutablePointer<AVPacket>, Bool) throws(MediaError) -> Void) throws(MediaError) {
         try audio.encode(from: queue, final: final) { (p) throws(MediaError) in
             packetTap?(p, false)
-            try writer.writeAudio(p)
+            try deliver(p, false)
         }
     }
 
@@ -228,13 +240,20 @@ public final class OutputEncoders {
     /// Hands over what both encoders still hold (the video encoder's lookahead, the last AAC
     /// frame): after the last picture and sound, before the muxer's `finish`.
     public func drain(into writer: MovWriter) throws(MediaError) {
+        try drain { (p, isVideo) throws(MediaError) in
+            if isVideo { try writer.writeVideo(p) } else { try writer.writeAudio(p) }
+        }
+    }
+
+    /// As `drain(into:)`, each packet handed to `deliver` after the tap.
+    public func drain(deliver: (UnsafeMutablePointer<AVPacket>, Bool) throws(MediaError) -> Void) throws(MediaError) {
         try video.encode(nil) { (p) throws(MediaError) in
             packetTap?(p, true)
-            try writer.writeVideo(p)
+            try deliver(p, true)
         }
         try audio.encode(nil) { (p) throws(MediaError) in
             packetTap?(p, false)
-            try writer.writeAudio(p)
+            try deliver(p, false)
         }
     }
 }

@@ -248,32 +248,40 @@ public final class Recorder {
             throw .media(.encoderFailed(name: "compositor", reason: error.description))
         }
         var file: RecordingFile?
+        // With no file but a stream, the recording is encoded for the stream alone.
+        var streamOnly: StreamOnlySink?
         if options.writesFile {
             do { file = try RecordingFile(options: options) } catch { throw .media(error) }
             warnIfShortOfSpace()
+        } else if options.stream != nil {
+            var settings = options.video
+            settings.inOrder = true
+            do { streamOnly = try StreamOnlySink(settings: settings) } catch { throw .media(error) }
         }
-        if let url = options.stream, let file {
+        if let url = options.stream, let encoders = file?.encoders ?? streamOnly?.encoders {
             do {
-                let parameters = try StreamParameters(encoders: file.encoders)
+                let parameters = try StreamParameters(encoders: encoders)
                 let live = try LiveStream(url: url, parameters: parameters, log: event)
-                file.encoders.packetTap = { packet, isVideo in
+                encoders.packetTap = { packet, isVideo in
                     if let kept = StreamPacket(referencing: packet, isVideo: isVideo, parameters: parameters) { live.offer(kept) }
                 }
                 live.start()
                 stream = live
             } catch {
-                file.remove()
+                file?.remove()
                 throw .media(error)
             }
         }
         defer { stream?.stop() }
         let fps = Int(options.video.framesPerSecond)
         let queue: EncodeQueue
-        // Frames enough for the lag allowed: running out of them skips slots too. With no
-        // file nothing is encoded: a few frames go round.
-        let depth = file == nil ? 4 : max(32, Int(options.maxEncoderLag * Double(fps)) + 2)
+        // Frames enough for the lag allowed: running out of them skips slots too. With
+        // nothing to encode (no file, no stream) a few frames go round.
+        let encoded: (any Sink)? = file ?? streamOnly
+        let sink: any Sink = encoded ?? DiscardingSink()
+        let depth = encoded == nil ? 4 : max(32, Int(options.maxEncoderLag * Double(fps)) + 2)
         do {
-            queue = try EncodeQueue(sink: file ?? DiscardingSink(), canvas: options.layout.canvas, depth: depth, fps: fps)
+            queue = try EncodeQueue(sink: sink, canvas: options.layout.canvas, depth: depth, fps: fps)
         } catch {
             file?.remove()
             throw .media(error)
@@ -304,7 +312,7 @@ public final class Recorder {
         if let iso {
             if clock.next == 0 { iso.remove() } else { isoFiles = iso.finish(lastSlot: clock.next - 1) }
         }
-        if let file { try close(file, queue: queue, clock: clock) } else { try close(queue, clock: clock) }
+        if let file { try close(file, queue: queue, clock: clock) } else { try close(queue, sink: sink, clock: clock) }
         // The file is whole: what the stream still holds goes out (within its time limits).
         stream?.stop()
         if queue.lastSlotRefilled { counts.encoderSkipped -= 1 }
@@ -459,7 +467,8 @@ public final class Recorder {
                 if Self.isStale(frame.timestamp, startedAt: startedAt) { continue }
                 queue.setOrigin(frame.timestamp)
                 // Cameras can take a second or more to deliver: this is when the file starts.
-                log(file == nil ? "showing it, no file written (-o none)" : "recording to \(options.output)")
+                log(file != nil ? "recording to \(options.output)"
+                    : stream != nil ? "streaming it, no file written (-o none)" : "showing it, no file written (-o none)")
             }
             let first = clock.next
             let (repeats, shows) = clock.due(pictureAt: frame.timestamp)
@@ -661,10 +670,14 @@ public final class Recorder {
         if live.overruns > 0 { event("audio: \(live.overruns) overrun(s), gaps filled with silence") }
     }
 
-    /// With no file (`-o none`): what is queued is let go.
-    private func close(_ queue: EncodeQueue, clock: SlotClock) throws(RecordError) {
+    /// With no file (`-o none`): what is queued is let go, or encoded for the stream and the
+    /// encoders' last frames handed to it.
+    private func close(_ queue: EncodeQueue, sink: any Sink, clock: SlotClock) throws(RecordError) {
         willFinalize()
-        do { try queue.finish(lastSlot: clock.next > 0 ? clock.next - 1 : nil) } catch { throw .media(error) }
+        do {
+            try queue.finish(lastSlot: clock.next > 0 ? clock.next - 1 : nil)
+            try sink.finishWriting()
+        } catch { throw .media(error) }
         if queue.encodedFrames == 0 {
             throw .nothingRecorded(clock.origin == nil ? "no picture came from \(options.back ?? "the back camera")"
                                    : "stopped before the first frame")

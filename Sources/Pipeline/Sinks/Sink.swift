@@ -49,3 +49,14 @@ final class DiscardingSink: Sink {
     }
     func finishWriting() throws(MediaError) {}
 }
+
+/// `record -o none --stream URL`: the recording encoded for the stream alone, no file. The
+/// stream takes each packet through the encoders' tap, as it does beside a file.
+final class StreamOnlySink: Sink {
+    let encoders: OutputEncoders
+    init(settings: VideoEncoderSettings) throws(MediaError) { encoders = try OutputEncoders(settings: settings) }
+    var soundSamplesWritten: Int64 { encoders.soundSamplesSent }
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try encoders.encode(frame, index: index) { _, _ in } }
+    func write(sound: SampleQueue, final: Bool) throws(MediaError) { try encoders.encode(from: sound, final: final) { _, _ in } }
+    func finishWriting() throws(MediaError) { try encoders.drain { _, _ in } }
+}
