@@ -13,16 +13,7 @@ extension RecordTests {
         let clip = dir.path("marked.mp4"), out = dir.path("streamed.mov")
         try SyncTests.periodicMarks(clip, seconds: 16, rate: 30, period: 0.7, on: 0.5, off: 0.6)
         let port = Int.random(in: 20_000...60_000)
-        func listener(_ name: String) throws -> Process {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: Env.tool("ffmpeg")!)
-            p.arguments = ["-nostdin", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(port)?mode=listener", "-c", "copy",
-                           "-f", "mpegts", dir.path(name)]
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            return p
-        }
+        func listener(_ name: String) throws -> Process { try Self.srtListener(port: port, writing: dir.path(name)) }
         let first = try listener("first.ts")
         defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
         Thread.sleep(forTimeInterval: 0.5)
@@ -84,13 +75,7 @@ extension RecordTests {
         let clip = dir.path("marked.mp4"), received = dir.path("received.ts")
         try SyncTests.periodicMarks(clip, seconds: 6, rate: 30, period: 0.7, on: 0.5, off: 0.6)
         let port = Int.random(in: 20_000...60_000)
-        let listener = Process()
-        listener.executableURL = URL(fileURLWithPath: Env.tool("ffmpeg")!)
-        listener.arguments = ["-nostdin", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(port)?mode=listener", "-c", "copy",
-                              "-f", "mpegts", received]
-        listener.standardOutput = FileHandle.nullDevice
-        listener.standardError = FileHandle.nullDevice
-        try listener.run()
+        let listener = try Self.srtListener(port: port, writing: received)
         defer { if listener.isRunning { kill(listener.processIdentifier, SIGKILL) } }
         Thread.sleep(forTimeInterval: 0.5)
         let work = try TempDir()
@@ -109,5 +94,17 @@ extension RecordTests {
         let (flashes, beeps) = try SyncTests.onsets(received)
         #expect(flashes.count == 5 && flashes.count == beeps.count, "flashes \(flashes), beeps \(beeps)")
         for (f, b) in zip(flashes, beeps) { #expect(abs(b - f) <= 1.0 / 30 + 0.005, "beep at \(b) s, flash at \(f) s") }
+    }
+
+    /// ffmpeg listening for SRT on loopback `port`, copying what it receives to `path` (MPEG-TS).
+    static func srtListener(port: Int, writing path: String) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Env.tool("ffmpeg")!)
+        p.arguments = ["-nostdin", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(port)?mode=listener", "-c", "copy",
+                       "-f", "mpegts", path]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return p
     }
 }

@@ -54,10 +54,10 @@ public final class SampleQueue {
     /// for sound that was not measured as it came in.
     public func moveMeasuringPeak(_ n: Int, to other: SampleQueue) -> Float { transfer(n, to: other, measuring: true) }
 
-    private func transfer(_ n: Int, to other: SampleQueue, measuring: Bool) -> Float {
-        if failed { other.failed = true }
+    /// Takes up to `n` samples from the front, as two channels.
+    private func takePlanar(_ n: Int) -> (left: [Float], right: [Float]) {
         let n = min(n, count)
-        guard let fifo, n > 0 else { return 0 }
+        guard let fifo, n > 0 else { return ([], []) }
         var left = [Float](repeating: 0, count: n), right = [Float](repeating: 0, count: n)
         left.withUnsafeMutableBytes { l in
             right.withUnsafeMutableBytes { r in
@@ -65,6 +65,14 @@ public final class SampleQueue {
                 _ = av_audio_fifo_read(fifo, &planes, Int32(n))
             }
         }
+        return (left, right)
+    }
+
+    private func transfer(_ n: Int, to other: SampleQueue, measuring: Bool) -> Float {
+        if failed { other.failed = true }
+        let (left, right) = takePlanar(n)
+        let n = left.count
+        guard n > 0 else { return 0 }
         other.append(left: left, right: right, count: n)
         guard measuring else { return 0 }
         var loudest: Float = 0
@@ -74,16 +82,9 @@ public final class SampleQueue {
 
     /// Moves up to `n` samples into `out` as interleaved 16-bit stereo (for playback);
     /// returns how many.
-    public func readInterleaved16(into out: inout [Int16], count n: Int) -> Int {
-        let n = min(n, count)
-        guard let fifo, n > 0 else { return 0 }
-        var left = [Float](repeating: 0, count: n), right = [Float](repeating: 0, count: n)
-        left.withUnsafeMutableBytes { l in
-            right.withUnsafeMutableBytes { r in
-                var planes: [UnsafeMutableRawPointer?] = [l.baseAddress, r.baseAddress]
-                _ = av_audio_fifo_read(fifo, &planes, Int32(n))
-            }
-        }
+    public func readInterleaved16(into out: inout [Int16], count: Int) -> Int {
+        let (left, right) = takePlanar(count)
+        let n = left.count
         if out.count < 2 * n { out = [Int16](repeating: 0, count: 2 * n) }
         func sample(_ f: Float) -> Int16 { Int16(max(-32768, min(32767, (f * 32768).rounded()))) }
         for i in 0..<n {
