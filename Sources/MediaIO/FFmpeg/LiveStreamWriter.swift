@@ -153,10 +153,9 @@ public final class LiveStreamWriter: @unchecked Sendable {
     /// Writes `packet` (its own timestamps, the encoder's time base) within `timeout` seconds.
     public func write(_ packet: StreamPacket, timeout: Double) throws(MediaError) {
         dc_deadline_set(deadline, timeout)
-        // The muxer takes the packet's data: a reference of its own, so the queue's stays whole.
-        guard let p = av_packet_clone(packet.pointer) else { outOfMemory("a packet") }
-        var owned: UnsafeMutablePointer<AVPacket>? = p
-        defer { av_packet_free(&owned) }
+        // Each kept packet is written once: the filter and the muxer take its reference as it
+        // is (the kept packet is left blank), no second reference is made.
+        let p = packet.pointer
         let stream = packet.isVideo ? videoStream : audioStream
         if packet.isVideo, let parameterSets {
             let bsf = UnsafeMutablePointer<AVBSFContext>(parameterSets)

@@ -457,8 +457,10 @@ public final class Recorder {
             guard let (frame, isNew) = sources.driver.exchange.take(), isNew else { continue }
             if counts.pause.isPaused {
                 if !resumes(&clock, &counts, with: frame, queue: queue) {
-                    // The viewers stay live while the file waits.
-                    _ = compose(frame, slot: clock.next, counts: &counts, sources: sources, queue: queue, recording: false)
+                    // The viewers stay live while the file waits; with none, nothing is composed.
+                    if preview != nil || virtualCamera != nil {
+                        _ = compose(frame, slot: clock.next, counts: &counts, sources: sources, queue: queue, recording: false)
+                    }
                     reportStatus(clock, &counts, audio: audio)
                     continue
                 }

@@ -162,11 +162,12 @@ public final class LiveStream: @unchecked Sendable {
             condition.unlock()
             guard let w else { continue }
             for packet in toSend {
+                let size = packet.size  // the writer takes the packet's data
                 do throws(MediaError) {
                     try w.write(packet, timeout: Self.writeTimeout)
                     condition.lock()
                     counts.packetsSent += 1
-                    counts.bytesSent += packet.size
+                    counts.bytesSent += size
                     condition.unlock()
                 } catch {
                     lose(w, error.description)
