@@ -202,13 +202,25 @@ public struct FilterTable: Sendable, Equatable {
     /// Destination pixels per source pixel along this axis (above 1: enlarging).
     public var magnification: Double { Double(count) / Double(sourceSpan.count) }
 
-    /// Rounds weights to 1/256ths summing to exactly 256, so flat areas stay flat.
+    /// Rounds weights to 1/256ths summing to exactly 256, so flat areas stay flat: each
+    /// weight rounded down, then the 1/256ths still missing given to the weights that lost the
+    /// most (largest remainder). No weight moves by a whole step, so none of a non-negative
+    /// kernel goes below 0 however many taps a strong reduction spreads it over (putting the
+    /// whole residual on one tap drove it negative from about 24:1 down).
     static func quantize(_ w: [Double]) -> [Int16] {
-        var q = w.map { Int16(($0 * Double(one)).rounded()) }
-        let residual = Int(one) - q.reduce(0) { $0 + Int($1) }
-        if residual != 0 {
-            let k = w.indices.max { w[$0] < w[$1] }!
-            q[k] = Int16(Int(q[k]) + residual)
+        let scaled = w.map { $0 * Double(one) }
+        var q = scaled.map { Int16($0.rounded(.down)) }
+        var missing = Int(one) - q.reduce(0) { $0 + Int($1) }
+        if missing > 0 {
+            // Ties go to the earlier tap: the result must not depend on the sort's stability.
+            let order = scaled.indices.sorted {
+                let a = scaled[$0] - Double(q[$0]), b = scaled[$1] - Double(q[$1])
+                return a != b ? a > b : $0 < $1
+            }
+            for k in order where missing > 0 {
+                q[k] += 1
+                missing -= 1
+            }
         }
         return q
     }
