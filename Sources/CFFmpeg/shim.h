@@ -19,6 +19,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +46,44 @@ static int dc_input_io_open(struct AVFormatContext *s, AVIOContext **pb, const c
     int inside = strncmp(resolved, input->folder, n) == 0
         && (resolved[n] == '/' || resolved[n] == 0 || strcmp(input->folder, "/") == 0);
     if (!inside) { input->refused = 1; return AVERROR(EPERM); }
-    return input->original(s, pb, url, flags, options);
+    /* The name checked is the name opened: a link swapped in after the check leads nowhere new. */
+    char opened[PATH_MAX + 8];
+    snprintf(opened, sizeof opened, "file:%s", resolved);
+    return input->original(s, pb, opened, flags, options);
+}
+
+/* Every demuxer but concat, for format_whitelist: concat opens each listed file in a context
+ * of its own, with FFmpeg's io_open rather than ours, so a list inside the folder could name a
+ * file outside it (through a link, or a playlist that names one). The others that open files
+ * of their own (HLS, DASH, IMF, image sequences, QuickTime references) do so through the
+ * context's io_open, which checks them. Made once; never freed. */
+/* A variable of a static function's: one a header declares at file scope is not emitted for
+ * Swift's importer. */
+static inline char **dc_confined_format_slot(void) {
+    static char *list;
+    return &list;
+}
+
+static void dc_make_confined_formats(void) {
+    size_t size = 1;
+    const AVInputFormat *f;
+    void *it = NULL;
+    while ((f = av_demuxer_iterate(&it))) if (strcmp(f->name, "concat") != 0) size += strlen(f->name) + 1;
+    char *names = calloc(size, 1);
+    if (!names) return;
+    it = NULL;
+    while ((f = av_demuxer_iterate(&it))) {
+        if (strcmp(f->name, "concat") == 0) continue;
+        if (names[0]) strcat(names, ",");
+        strcat(names, f->name);
+    }
+    *dc_confined_format_slot() = names;
+}
+
+static inline const char *dc_confined_formats(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, dc_make_confined_formats);
+    return *dc_confined_format_slot();
 }
 
 /* Opens `file_url` ("file:" and the path) for input; `folder` is the real path of its
@@ -61,6 +100,9 @@ static inline int dc_open_local_input(AVFormatContext **out, const char *file_ur
     ctx->io_open = dc_input_io_open;
     AVDictionary *options = NULL;
     av_dict_set(&options, "protocol_whitelist", "file", 0);
+    const char *formats = dc_confined_formats();
+    if (!formats) { avformat_free_context(ctx); free(input); return AVERROR(ENOMEM); }
+    av_dict_set(&options, "format_whitelist", formats, 0);
     int rc = avformat_open_input(&ctx, file_url, NULL, &options);
     av_dict_free(&options);
     /* A demuxer may turn the refusal into an error of its own: the refusal is what to say. */
