@@ -84,7 +84,10 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-O"] + kernelISA)]
                 + (sanitized ? [.define("DUALCAM_SANITIZED")] : []) + strict
         ),
-        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CJPEG", "CV4L2", "CALSA", "Compositor"], swiftSettings: strict),
+        // Linux system calls Swift's Glibc does not show (renameat2, O_TMPFILE, linkat of a
+        // descriptor).
+        .target(name: "CSystem"),
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CJPEG", "CV4L2", "CALSA", "CSystem", "Compositor"], swiftSettings: strict),
         .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor", "CV4L2"], swiftSettings: strict),
         // The benchmark harness (`dualcam bench`): the product's paths timed beside their
         // floors and libswscale / libjpeg-turbo references. Nothing in the product uses it.

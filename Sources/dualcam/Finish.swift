@@ -20,27 +20,21 @@ struct Finish: ParsableCommand {
 
     func run() throws {
         FFmpegLog.setVerbose(false)
-        do {
-            guard try MovAtoms.isFragmented(file) else {
-                if output == nil {
-                    print("\(file) is already a regular QuickTime file: nothing to do")
-                    return
-                }
-                fail("\(file): not a fragmented recording (nothing to finish); copy it instead")
+        guard try MovAtoms.isFragmented(file) else {
+            if output == nil {
+                print("\(file) is already a regular QuickTime file: nothing to do")
+                return
             }
-            let destination = output ?? file
-            // A live recording's file is not taken from under it: it finishes it itself.
-            let held = try RecordingLock.hold(file)
-            defer { if let held { close(held) } }
-            if destination != file, RecordingLock.isHeld(destination) {
-                fail("\(destination): \(RecordingLock.heldReason)")
-            }
-            let r = try MovFinalizer.finalize(file, into: destination, overwrite: overwrite)
-            print(String(format: "finished %@: %d frames (%.2f s), %d audio packets%@", destination, r.videoFrames,
-                         r.videoSeconds, r.audioPackets,
-                         r.incompleteSamples > 0 ? ", \(r.incompleteSamples) samples cut short at the end left out" : ""))
-        } catch {
-            fail(error.description)
+            throw Failure("\(file): not a fragmented recording (nothing to finish); copy it instead")
         }
+        let destination = output ?? file
+        // A live recording's file is not taken from under it: it finishes it itself.
+        let held = try RecordingLock.hold(file)
+        defer { if let held { close(held) } }
+        if destination != file { try OutputPath.check(destination, overwrite: overwrite, inputs: [file]) }
+        let r = try MovFinalizer.finalize(file, into: destination, overwrite: overwrite, holding: held)
+        print(String(format: "finished %@: %d frames (%.2f s), %d audio packets%@", destination, r.videoFrames,
+                     r.videoSeconds, r.audioPackets,
+                     r.incompleteSamples > 0 ? ", \(r.incompleteSamples) samples cut short at the end left out" : ""))
     }
 }

@@ -130,14 +130,15 @@ public enum MovFinalizer {
 
     /// Replaces the fragmented recording at `path` with its finalised form, atomically:
     /// written beside it, put on disk, renamed over it. On any failure the fragmented file
-    /// is left as it was.
-    public static func finalizeInPlace(_ path: String) throws(MediaError) -> Result {
-        try finalize(path, into: path, overwrite: true)
+    /// is left as it was. `holding`: the caller's descriptor that holds the recording's lock.
+    public static func finalizeInPlace(_ path: String, holding: Int32) throws(MediaError) -> Result {
+        try finalize(path, into: path, overwrite: true, holding: holding)
     }
 
     /// As `finalizeInPlace`, writing `destination` instead (replaced only with `overwrite`).
-    public static func finalize(_ source: String, into destination: String, overwrite: Bool) throws(MediaError) -> Result {
-        let output = try AtomicOutput(destination: destination, overwrite: overwrite || destination == source)
+    public static func finalize(_ source: String, into destination: String, overwrite: Bool,
+                                holding: Int32? = nil) throws(MediaError) -> Result {
+        let output = try AtomicOutput(destination: destination, overwrite: overwrite || destination == source, holding: holding)
         let result = try remux(from: source, to: output.temporaryPath, descriptor: output.descriptor, reportedPath: destination)
         try output.commit()
         return result

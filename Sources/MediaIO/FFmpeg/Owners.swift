@@ -73,9 +73,7 @@ final class InputContext {
     let pointer: UnsafeMutablePointer<AVFormatContext>
     let path: String
 
-    /// The largest picture a decoder is allowed to make: 8192x8192 (a crafted file's header
-    /// could otherwise make it allocate gigabytes).
-    static let maxPixels: Int64 = 8192 * 8192
+    static let maxPixels = PictureLimit.maxPixels
 
     /// A local file, and only that: see `dc_open_local_input` (a name with a colon is a
     /// file; a playlist reads nothing outside its own folder).
@@ -144,7 +142,9 @@ final class OutputContext {
 
     init(path: String, descriptor: Int32, reportedPath: String) throws(MediaError) {
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, nil, "mov", path)) { .cannotWrite(path: reportedPath, reason: $0) }
+        // The container follows OUT's name (the file being written has a hidden one).
+        let muxer = OutputPath.container(of: reportedPath)?.muxer ?? OutputPath.Container.quickTime.muxer
+        try check(avformat_alloc_output_context2(&ctx, nil, muxer, path)) { .cannotWrite(path: reportedPath, reason: $0) }
         pointer = allocated(ctx, "the muxer")
         do throws(MediaError) {
             try check(dc_output_use_descriptor(pointer, descriptor)) { .cannotWrite(path: reportedPath, reason: $0) }
@@ -208,4 +208,10 @@ final class ResamplerContext {
         var p: OpaquePointer? = pointer
         swr_free(&p)
     }
+}
+
+/// The largest picture taken from a file or a camera: 8192x8192 (a crafted file's header or a
+/// driver's answer could otherwise make it allocate gigabytes).
+public enum PictureLimit {
+    public static let maxPixels: Int64 = 8192 * 8192
 }

@@ -3,84 +3,84 @@ import Foundation
 import Glibc
 #endif
 
-/// A file that appears at its destination complete or not at all: everything is written
-/// to a hidden temporary file beside it (same file system, so the final rename is atomic)
-/// which is removed unless `commit()` renames it into place.
+/// A file that appears at its destination complete or not at all: it is written with no name
+/// beside it (same file system, so it can be given OUT's name in one step) and given that
+/// name by `commit()`; dropped unless committed. OUT is claimed from the start
+/// (`OutputClaim`): no other dualcam can write it meanwhile, and nothing is replaced unless
+/// `overwrite`.
 public final class AtomicOutput {
     public let destination: String
-    public let temporaryPath: String
-    private let overwrite: Bool
+    /// A name for messages and for the folder the file is in; it is given to the file only
+    /// where the file system has no unnamed files (or for an instant at commit).
+    public private(set) var temporaryPath: String
+    private let claim: OutputClaim
+    /// What the file's hidden names start with: the folder, a dot, OUT's name, a dot.
+    private let hiddenPrefix: String
     private var committed = false
-    /// Holds a lock on the temporary file while this run owns it: a later run removes the
-    /// ones nobody holds (left by a kill) instead of leaving them beside OUT for ever.
-    private var lockFD: Int32 = -1
-    /// The temporary file, open for reading and writing: write through it, not by name.
-    public var descriptor: Int32 { lockFD }
+    /// Whether the file has a name of its own yet (`temporaryPath`).
+    private var named: Bool
+    /// The file, open for reading and writing and locked: write through it, not by name.
+    public let descriptor: Int32
 
-    public init(destination: String, overwrite: Bool) throws(MediaError) {
+    static let suffix = ".dualcam-tmp"
+
+    /// `holding`: a descriptor of the caller's that holds the file now at `destination`.
+    public init(destination: String, overwrite: Bool, holding own: Int32? = nil) throws(MediaError) {
         self.destination = destination
-        self.overwrite = overwrite
-        var st = stat()
-        if stat(destination, &st) == 0 {
-            if (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotWrite(path: destination, reason: "is a directory") }
-            if !overwrite { throw .outputExists(path: destination) }
-        }
+        claim = try OutputClaim(path: destination, overwrite: overwrite, holding: own)
         let url = URL(fileURLWithPath: destination)
-        let dir = url.deletingLastPathComponent().path
-        let suffix = ".dualcam-tmp"
-        Self.removeAbandoned(in: dir, prefix: ".\(url.lastPathComponent).", suffix: suffix)
-        var template = Array("\(dir)/.\(url.lastPathComponent).XXXXXX\(suffix)".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, Int32(suffix.utf8.count)) }
-        guard fd >= 0 else {
-            let failure = Errno.current
+        let dir = DurableFile.folder(of: destination)
+        let prefix = "\(dir)/.\(url.lastPathComponent)."
+        hiddenPrefix = prefix
+        Self.removeAbandoned(in: dir, prefix: ".\(url.lastPathComponent).", suffix: Self.suffix)
+        do {
+            let (fd, name) = try OwnFile.create(in: dir, hiddenPrefix: prefix, suffix: Self.suffix)
+            descriptor = fd
+            named = name != nil
+            temporaryPath = name ?? prefix + "unnamed" + Self.suffix
+        } catch {
             var isDir: ObjCBool = false
             if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
                 throw .cannotWrite(path: destination, reason: "folder \(dir) does not exist")
             }
-            throw .system(path: destination, writing: true, errno: failure)
+            throw .system(path: destination, writing: true, errno: error)
         }
-        // mkstemps makes the file private (0600); the result should get the usual mode.
-        let mask = umask(0)
-        umask(mask)
-        fchmod(fd, 0o666 & ~mask)
-        _ = RecordingLock.take(fd)
-        lockFD = fd
-        temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     deinit {
         discard()
-        if lockFD >= 0 { Glibc.close(lockFD) }
+        close(descriptor)
     }
 
     public func discard() {
-        if !committed { unlink(temporaryPath) }
+        if !committed && named { unlink(temporaryPath) }
     }
 
-    /// Temporary files of this name that no run holds: left by a kill, removed.
+    /// Hidden files of this name that no run holds: left by a kill, removed. (Only a file
+    /// system without unnamed files leaves them, and only ever locked before they have a name
+    /// of this pattern: `OwnFile.create`.)
     static func removeAbandoned(in dir: String, prefix: String, suffix: String) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-        where name.hasPrefix(prefix) && name.hasSuffix(suffix) && name.count == prefix.count + 6 + suffix.count {
+        where name.hasPrefix(prefix) && name.hasSuffix(suffix) {
             let path = dir + "/" + name
-            if !RecordingLock.isHeld(path) { unlink(path) }
+            guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG, !RecordingLock.isHeld(path) else { continue }
+            unlink(path)
         }
     }
 
+    /// Puts the file on disk, then gives it OUT's name: a power cut leaves the old file or
+    /// the new one, never an empty one.
     public func commit() throws(MediaError) {
-        if !overwrite {
-            // Refuse to clobber a file that appeared while we were writing.
-            var st = stat()
-            if stat(destination, &st) == 0 { throw .outputExists(path: destination) }
+        do { _ = try systemCall { fsync(descriptor) } } catch { throw .system(path: destination, writing: true, errno: error) }
+        if !named {
+            // The file takes a hidden name of its own first (locked from its first instant: the
+            // lock is the file's), then OUT's by rename, which never replaces without overwrite.
+            do { temporaryPath = try OwnFile.name(descriptor, hiddenPrefix: hiddenPrefix, suffix: Self.suffix) } catch {
+                throw .system(path: destination, writing: true, errno: error)
+            }
+            named = true
         }
-        // On disk before it takes OUT's name, and the name on disk after: a power cut then
-        // leaves the old file or the new one, never an empty one.
-        do {
-            if lockFD >= 0 { _ = try systemCall { fsync(lockFD) } }
-            _ = try systemCall { rename(temporaryPath, destination) }
-        } catch {
-            throw .system(path: destination, writing: true, errno: error)
-        }
+        try claim.place(temporaryPath)
         committed = true
-        DurableFile.syncFolder(of: destination)
     }
 }

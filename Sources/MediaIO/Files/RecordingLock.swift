@@ -3,18 +3,23 @@ import Foundation
 import Glibc
 #endif
 
-/// An advisory lock (flock) on a recording's file while it is being written: `finish` and
-/// another `record --overwrite` refuse a file a live recording holds, rather than replace
-/// it while everything recorded afterwards goes nowhere. The kernel drops the lock when its
-/// holder exits, however it exits, so a killed recording's file can be finished at once.
+/// An advisory lock (flock) on a file while dualcam writes it or is about to replace it:
+/// `record`, `compose`, `relayout` and `finish` refuse a file another one holds, rather than
+/// replace it while everything written afterwards goes nowhere (`OutputClaim`). The kernel
+/// drops the lock when its holder exits, however it exits, so a killed recording's file can be
+/// finished at once.
 public enum RecordingLock {
     /// Takes the lock on open file `fd`, without waiting; false when another holds it.
     public static func take(_ fd: Int32) -> Bool { (try? systemCall { flock(fd, LOCK_EX | LOCK_NB) }) != nil }
 
     /// Opens `path` and takes its lock for as long as the returned descriptor stays open;
-    /// throws when a recording holds it. A file that cannot be opened holds no lock: nil.
+    /// throws when another dualcam holds it. nil when there is no file there.
     public static func hold(_ path: String) throws(MediaError) -> Int32? {
-        guard let fd = try? systemCall({ open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }) else { return nil }
+        let fd: Int32
+        do { fd = try systemCall { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) } } catch {
+            if error.rawValue == ENOENT { return nil }
+            throw .system(path: path, writing: false, errno: error)
+        }
         guard take(fd) else {
             close(fd)
             throw .cannotWrite(path: path, reason: Self.heldReason)
@@ -22,7 +27,8 @@ public enum RecordingLock {
         return fd
     }
 
-    /// Whether a recording holds `path` now.
+    /// Whether another dualcam holds `path` now. A file that is there but cannot be opened to
+    /// tell counts as held: it is never removed or replaced on a guess.
     public static func isHeld(_ path: String) -> Bool {
         do {
             if let fd = try hold(path) { close(fd) }
@@ -32,5 +38,6 @@ public enum RecordingLock {
         }
     }
 
-    public static let heldReason = "is being recorded right now by another dualcam (it finishes the file itself when it stops)"
+    public static let heldReason = "is being recorded right now by another dualcam, or written by one (compose, relayout, "
+        + "finish): it is left to it"
 }

@@ -227,14 +227,25 @@ public final class Recorder {
 
     public func run() throws(RecordError) -> RecordSummary {
         events = []
-        // Before any device is opened: a live recording's file is the one line there is.
-        if options.writesFile && options.overwrite && RecordingLock.isHeld(options.output) {
-            throw .media(.cannotWrite(path: options.output, reason: RecordingLock.heldReason))
+        // Before any device is opened: OUT taken (or being written by another dualcam) is the
+        // one line there is, and from here on no other dualcam takes it.
+        var claim: OutputClaim?
+        if options.writesFile {
+            do { claim = try OutputClaim(path: options.output, overwrite: options.overwrite) } catch { throw .media(error) }
         }
         if options.iso {
             do throws(MediaError) { try IsoRecording.check(output: options.output, overwrite: options.overwrite) } catch {
                 throw .media(error)
             }
+        }
+        // The sound of a file source: there before any camera opens.
+        if case let .fileSound(back) = options.audio, let spec = back ? options.back : options.front {
+            do throws(MediaError) {
+                guard try AudioReader.hasSound(spec) else {
+                    throw .cannotOpen(path: spec, reason: "it has no sound track to record (--audio back and front take a file "
+                                      + "source's sound; --audio none records a silent track)")
+                }
+            } catch { throw .media(error) }
         }
         // A device the user named first: a wrong --audio fails before anything else happens.
         // The default one after the cameras, so that no camera is the one line there is.
@@ -251,7 +262,7 @@ public final class Recorder {
         // With no file but a stream, the recording is encoded for the stream alone.
         var streamOnly: StreamOnlySink?
         if options.writesFile {
-            do { file = try RecordingFile(options: options) } catch { throw .media(error) }
+            do { file = try RecordingFile(options: options, claim: claim) } catch { throw .media(error) }
             warnIfShortOfSpace()
         } else if options.stream != nil {
             var settings = options.video
@@ -389,6 +400,11 @@ public final class Recorder {
                 try s.open()
                 sources.append(s)
             } catch {
+                // One named and wrong fails the recording: single-camera mode is for a second
+                // camera that is not there, not for a name that is mistyped or taken.
+                if spec == options.back || spec == options.front {
+                    throw .noCamera("--\(spec == options.back ? "back" : "front") \(spec): \(error)")
+                }
                 event("cannot use \(spec): \(error)")
             }
         }
@@ -710,8 +726,10 @@ public final class Recorder {
             throw .notFinalized(path: file.path, seconds: seconds, reason: error.description)
         }
         guard file.isAtItsName else {
+            let kept = file.rescueIfLost().map { "kept, a fragmented file, at \($0) (dualcam finish makes it regular)" }
+                ?? "left as they are, a fragmented file, wherever it was moved"
             throw .media(.cannotWrite(path: file.path, reason: String(format: "it was moved or replaced while recording; "
-                + "the %.1f s recorded were left as they are, a fragmented file, wherever it was moved", seconds)))
+                + "the %.1f s recorded were %@", seconds, kept)))
         }
         do throws(MediaError) { _ = try file.finalize() } catch {
             file.keepAsItIs()

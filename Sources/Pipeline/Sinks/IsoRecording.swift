@@ -38,7 +38,7 @@ final class IsoRecording {
     static func check(output: String, overwrite: Bool) throws(MediaError) {
         guard !overwrite else { return }
         for p in [path(for: output, role: "back"), path(for: output, role: "front"), sidecar(for: output)]
-        where FileManager.default.fileExists(atPath: p) {
+        where OutputPath.entry(p) != nil {
             throw .outputExists(path: p)
         }
     }

@@ -7,13 +7,17 @@ import Glibc
 /// The recording on disk. While recording it is a fragmented QuickTime file at OUT itself,
 /// where the user looks for it, cut into fragments of half a second, each put on disk
 /// (fsync) as soon as the muxer completes it: a kill, a crash or a power cut leaves a file
-/// that plays up to about a second before the end (a fragment plus the encoder's delay). A clean stop turns it into a regular file with its index first
-/// (stream copy beside it, then an atomic rename over it).
+/// that plays up to about a second before the end (a fragment plus the encoder's delay). A
+/// clean stop turns it into a regular file with its index first (stream copy beside it, then
+/// an atomic rename over it).
 ///
-/// An existing OUT (`--overwrite`) is replaced only once the new take holds a picture: until
-/// then the take is written beside it under a hidden name, renamed over OUT as soon as a
-/// fragment with a frame is in it (`claimIfReady`). The take's file carries an advisory lock
-/// (`RecordingLock`) for as long as the recording runs.
+/// The take is made with no name and locked (`RecordingLock`) before it is given one, so no
+/// other dualcam ever sees it unlocked. An existing OUT (`--overwrite`) is replaced only once
+/// the new take holds a picture: until then the take is written beside it under a hidden
+/// name, renamed over OUT as soon as a fragment with a frame is in it (`claimIfReady`), and
+/// OUT is held by the claim so no other writer takes it meanwhile. Should OUT's name be taken
+/// from the take while it is recorded (removed, or another file renamed over it), the take is
+/// copied out of its open descriptor to a rescue name at the end (`rescueIfLost`).
 final class RecordingFile: EncodedMovSink {
     static let fragmentSeconds = 0.5
 
@@ -22,29 +26,46 @@ final class RecordingFile: EncodedMovSink {
     let writer: MovWriter
     /// Where the take is written while it cannot replace OUT yet; nil once it is at OUT.
     private(set) var pending: String?
+    private let claim: OutputClaim
     /// The open descriptor that holds the lock.
     private let lockFD: Int32
     /// The file's size with the header alone: more means a fragment is in it.
     private var headerBytes: Int64 = 0
 
-    init(options o: RecordOptions) throws(MediaError) {
+    /// `claim`: OUT, claimed before anything else was opened (a fresh one when nil).
+    init(options o: RecordOptions, claim given: OutputClaim? = nil) throws(MediaError) {
         path = o.output
+        if let given { claim = given } else { claim = try OutputClaim(path: o.output, overwrite: o.overwrite) }
         var settings = o.video
         settings.inOrder = true
         // The encoders before the file: one that cannot open must not cost anything at OUT.
         encoders = try OutputEncoders(settings: settings)
-        let (fd, writePath) = try Self.create(o.output, overwrite: o.overwrite)
+        Self.removeAbandoned(besides: path)
+        // Nothing at OUT: the take has its name from the start (a link never replaces what
+        // came meanwhile: that is then kept as with --overwrite, or refused without it).
+        let target = OutputPath.entry(path) == nil ? path : Self.pendingName(for: path)
+        if target != path && !o.overwrite { throw .outputExists(path: path) }
+        let fd: Int32
+        do { fd = try Self.create(target) } catch {
+            if error.rawValue == EEXIST { throw .outputExists(path: path) }
+            let dir = DurableFile.folder(of: path)
+            var isDir: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
+                throw .cannotWrite(path: path, reason: "folder \(dir) does not exist")
+            }
+            throw .system(path: path, writing: true, errno: error)
+        }
         lockFD = fd
-        pending = writePath == o.output ? nil : writePath
+        pending = target == path ? nil : target
         do {
-            writer = try MovWriter(path: writePath, descriptor: fd, encoders: encoders,
+            writer = try MovWriter(path: target, descriptor: fd, reportedPath: path, encoders: encoders,
                                    metadata: o.metadata, layout: .fragmented(seconds: Self.fragmentSeconds))
         } catch {
-            unlink(writePath)
+            unlink(target)
             close(fd)
             throw error
         }
-        headerBytes = Self.size(writePath) ?? 0
+        headerBytes = Self.size(of: fd) ?? 0
     }
 
     deinit { close(lockFD) }
@@ -55,36 +76,23 @@ final class RecordingFile: EncodedMovSink {
         return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).dualcam-\(pid).recording").path
     }
 
-    /// Claims OUT: refuses a folder, an existing file unless `overwrite`, and a file a live
-    /// recording holds. Returns the locked descriptor and where to write.
-    private static func create(_ path: String, overwrite: Bool) throws(MediaError) -> (Int32, String) {
-        var st = stat()
-        let exists = lstat(path, &st) == 0
-        if exists && (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotWrite(path: path, reason: "is a directory") }
-        if exists && !overwrite { throw .outputExists(path: path) }
-        if exists && RecordingLock.isHeld(path) { throw .cannotWrite(path: path, reason: RecordingLock.heldReason) }
-        removeAbandoned(besides: path)
-        let target = exists ? pendingName(for: path) : path
-        let mask = umask(0)
-        umask(mask)
-        let fd: Int32
-        do { fd = try systemCall { open(target, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666 & ~mask) } } catch {
-            if error.rawValue == EEXIST { throw .outputExists(path: path) }
-            let dir = DurableFile.folder(of: path)
-            var isDir: ObjCBool = false
-            if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
-                throw .cannotWrite(path: path, reason: "folder \(dir) does not exist")
-            }
-            throw .system(path: path, writing: true, errno: error)
+    /// A new take at `name`, locked before it has that name; fails with EEXIST rather than
+    /// replace anything there.
+    private static func create(_ name: String) throws(Errno) -> Int32 {
+        let made = try OwnFile.create(in: DurableFile.folder(of: name), hiddenPrefix: name + ".", suffix: ".new")
+        let named = made.name.map { OwnFile.move($0, toFree: name) } ?? OwnFile.link(made.fd, to: name)
+        guard named else {
+            let failure = Errno.current
+            if let temporary = made.name { unlink(temporary) }
+            close(made.fd)
+            throw failure
         }
-        guard RecordingLock.take(fd) else {
-            close(fd)
-            throw .cannotWrite(path: path, reason: RecordingLock.heldReason)
-        }
-        return (fd, target)
+        return made.fd
     }
 
-    /// Hidden takes of OUT that a killed run left (nobody holds their lock): removed.
+    /// Hidden takes of OUT that a killed run left (nobody holds their lock): one with no
+    /// picture in it yet is removed; one with pictures (killed in the instant between its
+    /// first fragment and its rename over OUT) is given a rescue name.
     static func removeAbandoned(besides path: String) {
         let url = URL(fileURLWithPath: path)
         let prefix = ".\(url.lastPathComponent).dualcam-"
@@ -92,20 +100,35 @@ final class RecordingFile: EncodedMovSink {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         where name.hasPrefix(prefix) && name.hasSuffix(".recording") {
             let leftover = folder + "/" + name
-            if !RecordingLock.isHeld(leftover) { unlink(leftover) }
+            guard let st = OutputPath.entry(leftover), (st.st_mode & S_IFMT) == S_IFREG, !RecordingLock.isHeld(leftover) else {
+                continue
+            }
+            if (try? MovAtoms.topLevel(leftover))?.contains(where: { $0.type == "moof" }) == true,
+               let name = freeRescueName(for: path), OwnFile.move(leftover, toFree: name) {
+                continue
+            }
+            unlink(leftover)
         }
     }
 
-    static func size(_ path: String) -> Int64? {
+    /// A free name beside OUT that says what it is: OUT.rescued.mov, OUT.rescued-2.mov, ...
+    static func freeRescueName(for path: String) -> String? {
+        // As OUT was given (relative stays relative).
+        let stem = (path as NSString).deletingPathExtension, ext = (path as NSString).pathExtension
+        return (1...99).lazy.map { "\(stem).rescued\($0 == 1 ? "" : "-\($0)").\(ext)" }.first { OutputPath.entry($0) == nil }
+    }
+
+    static func size(of fd: Int32) -> Int64? {
         var st = stat()
-        return stat(path, &st) == 0 ? Int64(st.st_size) : nil
+        return fstat(fd, &st) == 0 ? Int64(st.st_size) : nil
     }
 
     /// Renames the take over OUT once a fragment is in it; true when it is at OUT.
     @discardableResult
     func claimIfReady() -> Bool {
         guard let pending else { return true }
-        guard (Self.size(pending) ?? 0) > headerBytes, isOurs(at: pending), rename(pending, path) == 0 else { return false }
+        guard (Self.size(of: lockFD) ?? 0) > headerBytes, isOurs(at: pending) else { return false }
+        do { try claim.place(pending) } catch { return false }
         self.pending = nil
         return true
     }
@@ -114,6 +137,7 @@ final class RecordingFile: EncodedMovSink {
     func remove() {
         writer.abandon()
         if isAtItsName { unlink(pending ?? path) }
+        claim.release()
     }
 
     /// After a clean stop: the file is complete as a fragmented one; `finalize` makes it regular.
@@ -121,14 +145,10 @@ final class RecordingFile: EncodedMovSink {
 
     /// After `finishWriting`: the regular file in OUT's place.
     func finalize() throws(MediaError) -> MovFinalizer.Result {
-        let result = try MovFinalizer.finalizeInPlace(pending ?? path)
-        if let pending {
-            do { _ = try systemCall { rename(pending, path) } } catch {
-                throw .system(path: path, writing: true, errno: error, context: "the take is at \(pending): ")
-            }
-            self.pending = nil
+        if let pending, !claimIfReady() {
+            throw .cannotWrite(path: path, reason: "the take could not be given this name; it is kept at \(pending)")
         }
-        return result
+        return try MovFinalizer.finalizeInPlace(path, holding: lockFD)
     }
 
     /// After a failure mid-recording: closes the file as it stands; its complete fragments
@@ -141,6 +161,42 @@ final class RecordingFile: EncodedMovSink {
     /// Whether the take is still under the name it was written under: finalizing reads and
     /// replaces it by name, which must not reach a file put there by someone else.
     var isAtItsName: Bool { isOurs(at: pending ?? path) }
+
+    /// When OUT's name was taken from the take and it has no other (it was removed, or a file
+    /// was renamed over it), its bytes are still there through the descriptor: copied to a
+    /// rescue name beside OUT, returned. nil when it still has a name (moved: it is there).
+    func rescueIfLost() -> String? {
+        var st = stat()
+        guard !isAtItsName, fstat(lockFD, &st) == 0, st.st_nlink == 0, let name = Self.freeRescueName(for: path) else {
+            return nil
+        }
+        let out = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+        guard out >= 0 else { return nil }
+        defer { close(out) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: off_t = 0
+        while true {
+            let n = buffer.withUnsafeMutableBytes { b in (try? systemCall { pread(lockFD, b.baseAddress, b.count, offset) }) ?? -1 }
+            if n == 0 { break }
+            guard n > 0, buffer.withUnsafeBytes({ b in Self.writeAll(out, b.baseAddress!, n) }) else {
+                unlink(name)
+                return nil
+            }
+            offset += off_t(n)
+        }
+        guard (try? systemCall { fsync(out) }) != nil else { unlink(name); return nil }
+        DurableFile.syncFolder(of: name)
+        return name
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Bool {
+        var done = 0
+        while done < count {
+            guard let n = try? systemCall({ Glibc.write(fd, bytes + done, count - done) }), n > 0 else { return false }
+            done += n
+        }
+        return true
+    }
 
     /// Whether `name` (not followed if a link) is the file this recording writes through.
     private func isOurs(at name: String) -> Bool {

@@ -1,0 +1,20 @@
+#ifndef DUALCAM_CSYSTEM_H
+#define DUALCAM_CSYSTEM_H
+
+#include <sys/types.h>
+
+/* Linux calls Swift's Glibc module does not show (they are GNU extensions). Each returns what
+ * the call returns, with errno set on failure. */
+
+/* rename(2) that fails with EEXIST rather than replace `to` (renameat2 RENAME_NOREPLACE). */
+int dc_rename_noreplace(const char *from, const char *to);
+
+/* A new regular file in `folder` with no name (O_TMPFILE), open for reading and writing, the
+ * mode as open(2) gives it (the umask applied by the kernel); linkable by dc_link_descriptor. */
+int dc_open_unnamed(const char *folder, mode_t mode);
+
+/* Gives the file open at `fd` the name `to` (failing with EEXIST when it is taken): linkat of
+ * /proc/self/fd/N, which needs no privilege, unlike AT_EMPTY_PATH. */
+int dc_link_descriptor(int fd, const char *to);
+
+#endif

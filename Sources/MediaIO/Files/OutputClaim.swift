@@ -1,0 +1,169 @@
+import CSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A command's hold on OUT's name, from its checks before anything is opened to the moment its
+/// file takes that name. Every dualcam writer of a file (record, compose, relayout, finish,
+/// `--iso`'s files) takes one, so no two of them write one name at once:
+/// - what stands at OUT when the claim is made stays locked (`RecordingLock`) until the new
+///   file replaces it, so a second writer is refused at its start, not at its end;
+/// - the new file takes the name without replacing anything unless `--overwrite` was given
+///   (`RENAME_NOREPLACE`, or a hard link, which never replaces), and even then it replaces
+///   only what stood there at the claim, or a file that no other dualcam holds.
+/// A file being written is locked by its writer from the moment it has a name, so "held" is
+/// always a question the kernel answers (the lock goes with the process, however it ends).
+public final class OutputClaim {
+    public let path: String
+    public let overwrite: Bool
+    /// What lstat found at OUT when claimed (nil: nothing).
+    private var found: (device: UInt64, inode: UInt64)?
+    /// The file found at OUT, open to hold its lock; -1 when there is none to hold (nothing
+    /// there, a symbolic link, or the caller's own file).
+    private var lockedFD: Int32 = -1
+
+    /// Claims OUT: refuses a folder, anything at all (a dangling link too) unless `overwrite`,
+    /// and a file another dualcam writes. `holding` is a descriptor of the caller's own that
+    /// already holds the file at OUT (`finish` replacing a recording in place).
+    public init(path: String, overwrite: Bool, holding own: Int32? = nil) throws(MediaError) {
+        self.path = path
+        self.overwrite = overwrite
+        guard let st = OutputPath.entry(path) else { return }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotWrite(path: path, reason: "is a directory") }
+        guard overwrite else { throw .outputExists(path: path) }
+        found = (UInt64(st.st_dev), UInt64(st.st_ino))
+        if let own, Self.identity(of: own).map({ $0 == found! }) == true { return }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: lockedFD = try Self.lock(path)
+        case S_IFLNK: break  // replaced as a link: what it points to is not written
+        default: throw .cannotWrite(path: path, reason: "is not a regular file")
+        }
+    }
+
+    deinit { release() }
+
+    /// Lets go of the file that stood at OUT (replaced, or the command is over).
+    public func release() {
+        if lockedFD >= 0 { close(lockedFD) }
+        lockedFD = -1
+    }
+
+    /// Opens the file at `path` and takes its lock, for as long as the descriptor stays open:
+    /// throws when another dualcam holds it, or when it cannot be opened to tell (it is then
+    /// not replaced on a guess). -1 when nothing is there any more.
+    static func lock(_ path: String) throws(MediaError) -> Int32 {
+        let fd: Int32
+        do { fd = try systemCall { open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) } } catch {
+            if error.rawValue == ENOENT { return -1 }
+            throw .cannotWrite(path: path, reason: "cannot be opened to check that no other dualcam writes it (\(error))")
+        }
+        guard RecordingLock.take(fd) else {
+            close(fd)
+            throw .cannotWrite(path: path, reason: RecordingLock.heldReason)
+        }
+        return fd
+    }
+
+    static func identity(of fd: Int32) -> (UInt64, UInt64)? {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? (UInt64(st.st_dev), UInt64(st.st_ino)) : nil
+    }
+
+    /// Gives `name` (a file of ours beside OUT, locked by us) OUT's name. Without `overwrite`
+    /// nothing is ever replaced; with it, what stood at OUT when claimed, or what came since
+    /// if no other dualcam holds it.
+    public func place(_ name: String) throws(MediaError) {
+        for _ in 0..<3 {
+            var st = stat()
+            guard lstat(path, &st) == 0 else {
+                // Nothing there: taking the name never replaces what appears meanwhile.
+                if dc_rename_noreplace(name, path) == 0 { return finished() }
+                let e = errno
+                if e == EEXIST { if overwrite { continue } else { throw .outputExists(path: path) } }
+                if e == EINVAL || e == ENOSYS {  // a file system without RENAME_NOREPLACE
+                    if link(name, path) == 0 { unlink(name); return finished() }
+                    if errno == EEXIST { if overwrite { continue } else { throw .outputExists(path: path) } }
+                }
+                throw .system(path: path, writing: true, errno: Errno(e))
+            }
+            guard overwrite else { throw .outputExists(path: path) }
+            if (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotWrite(path: path, reason: "is a directory") }
+            var newcomer: Int32 = -1
+            if found.map({ $0 != (UInt64(st.st_dev), UInt64(st.st_ino)) }) ?? true, (st.st_mode & S_IFMT) == S_IFREG {
+                // Put there since the claim: replaced only if no other dualcam holds it.
+                newcomer = try Self.lock(path)
+            }
+            defer { if newcomer >= 0 { close(newcomer) } }
+            do { _ = try systemCall { rename(name, path) } } catch { throw .system(path: path, writing: true, errno: error) }
+            return finished()
+        }
+        throw .cannotWrite(path: path, reason: "another program keeps putting files there")
+    }
+
+    private func finished() {
+        release()
+        DurableFile.syncFolder(of: path)
+    }
+}
+
+/// Files of ours beside OUT: unnamed until they are whole where the file system allows it.
+public enum OwnFile {
+    /// A new file for writing in `folder`, locked, with no name (none can be seen, so none is
+    /// left by a kill), or, where the file system has no unnamed files, under a new hidden
+    /// name made from `hiddenPrefix` and `suffix`, which it takes only once locked (made as
+    /// NAME.new first: a name with `suffix` is never seen unlocked, so whoever removes the
+    /// unlocked ones a kill left never removes one being made). The mode is the usual one: the
+    /// kernel applies the umask (reading it with umask(2) would set it, racing with other
+    /// threads that create files).
+    public static func create(in folder: String, hiddenPrefix: String, suffix: String) throws(Errno) -> (fd: Int32, name: String?) {
+        let unnamed = dc_open_unnamed(folder, 0o666)
+        if unnamed >= 0 {
+            _ = RecordingLock.take(unnamed)
+            return (unnamed, nil)
+        }
+        let failure = Errno.current
+        guard [EOPNOTSUPP, EISDIR, EINVAL].contains(failure.rawValue) else { throw failure }
+        for attempt in 0..<100 {
+            let name = "\(hiddenPrefix)\(getpid())-\(attempt)-\(UInt32.random(in: 0...UInt32.max))\(suffix)"
+            let fd = open(name + ".new", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+            if fd < 0 {
+                if errno == EEXIST || errno == EINTR { continue }
+                throw Errno.current
+            }
+            _ = RecordingLock.take(fd)
+            guard move(name + ".new", toFree: name) else {
+                let e = Errno.current
+                unlink(name + ".new")
+                close(fd)
+                if e.rawValue == EEXIST { continue }
+                throw e
+            }
+            return (fd, name)
+        }
+        throw Errno(EEXIST)
+    }
+
+    /// Gives the unnamed file `fd` a new hidden name from `hiddenPrefix` (locked from its
+    /// first instant: the lock is the file's); the name.
+    public static func name(_ fd: Int32, hiddenPrefix: String, suffix: String) throws(Errno) -> String {
+        for attempt in 0..<100 {
+            let name = "\(hiddenPrefix)\(getpid())-\(attempt)-\(UInt32.random(in: 0...UInt32.max))\(suffix)"
+            if link(fd, to: name) { return name }
+            if errno != EEXIST { throw Errno.current }
+        }
+        throw Errno(EEXIST)
+    }
+
+    /// Gives the file open at `fd` the name `path`, which must be free (a link never
+    /// replaces); false with errno set otherwise.
+    public static func link(_ fd: Int32, to path: String) -> Bool { dc_link_descriptor(fd, path) == 0 }
+
+    /// Gives the file at `from` the name `to` as well, then drops `from`: a move that never
+    /// replaces what is at `to`.
+    public static func move(_ from: String, toFree to: String) -> Bool {
+        guard Glibc.link(from, to) == 0 else { return false }
+        unlink(from)
+        return true
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import MediaIO
+import Synchronization
+import Testing
+
+/// Every writer of OUT holds it for the whole write (`OutputClaim`): a take being recorded is
+/// never replaced by another dualcam, two started together never both run, and a take whose
+/// name someone else takes away is kept under a rescue name. Real time: with the
+/// CrashSafetyTests, one at a time.
+extension CrashSafetyTests {
+    /// compose --overwrite and relayout --overwrite onto a take being recorded are refused in
+    /// one line (before, the take's name was taken and its 6 s were gone), and the take ends
+    /// whole at OUT, as long as asked.
+    @Test(.timeLimit(.minutes(2)))
+    func composeAndRelayoutOntoALiveTakeAreRefused() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let camera = try Self.camera(in: dir, seconds: 6)
+        let take = dir.path("take.mov"), out = dir.path("live.mov")
+        let iso = try dualcam(["record", "--skip-speed-check", "--back", camera, "--front", Reference.front, "--duration", "1",
+                               "--size", "320x180", "--audio", "none", "--iso", "-o", take])
+        try #require(iso.status == 0, "\(iso.stderr)")
+        var refused: [(String, RunResult?)] = []
+        let r = try dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "4", "--size", "640x360",
+                             "--audio", "none", "-o", out]) { _ in
+            Thread.sleep(forTimeInterval: 1.5)
+            refused.append(("compose", try? dualcam(["compose", Reference.back, Reference.front, "--size", "320x180",
+                                                     "--overwrite", "-o", out])))
+            refused.append(("relayout", try? dualcam(["relayout", take, "--size", "320x180", "--overwrite", "-o", out])))
+        }
+        #expect(r.status == 0, "\(r.stderr)")
+        for (name, result) in refused {
+            #expect(result?.status == 1 && result?.stderrLines.count == 1
+                    && result?.stderr.contains("is being recorded right now by another dualcam") == true,
+                    "\(name): \(result?.stderr ?? "did not run")")
+        }
+        try Self.expectRegularFaststart(out)
+        #expect(abs(try Self.packetsEnd(out, stream: "v:0") - 4) < 0.1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+    }
+
+    /// Two `record --overwrite OUT` started at the same instant: one records, the other is
+    /// refused in one line, and OUT is the one's whole take (before, both ran and the first
+    /// take was lost). Three times, the two launched in either order.
+    @Test(.timeLimit(.minutes(3)))
+    func twoRecordingsToOneNameNeverBothRun() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let camera = try Self.camera(in: dir, seconds: 6)
+        let out = dir.path("race.mov")
+        for round in 0..<3 {
+            try Data("an older take".utf8).write(to: URL(fileURLWithPath: out))
+            let durations = round % 2 == 0 ? ["2", "3"] : ["3", "2"]
+            let collected = Mutex([RunResult?](repeating: nil, count: 2))
+            DispatchQueue.concurrentPerform(iterations: 2) { i in
+                let r = try? dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", durations[i],
+                                      "--size", "320x180", "--audio", "none", "--overwrite", "-o", out])
+                collected.withLock { $0[i] = r }
+            }
+            let results = collected.withLock { $0 }
+            let ok = results.indices.filter { results[$0]?.status == 0 }
+            #expect(ok.count == 1, "round \(round): \(results.map { $0?.stderr ?? "did not run" })")
+            guard let winner = ok.first, let loser = results[1 - winner] else { continue }
+            #expect(loser.status == 1 && loser.stderrLines.count == 1 && loser.stderr.contains("is being recorded right now"),
+                    "round \(round): \(loser.stderr)")
+            try Self.expectRegularFaststart(out)
+            #expect(abs(try Self.packetsEnd(out, stream: "v:0") - Double(durations[winner])!) < 0.1, "round \(round)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+        }
+    }
+
+    /// OUT's name taken from a live take, by a remove or by another file renamed over it:
+    /// the take is kept under a rescue name beside OUT, whole, and the last line says where;
+    /// the file now at OUT is left as it is.
+    @Test(.timeLimit(.minutes(2)))
+    func aTakeWhoseNameIsTakenAwayIsRescued() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let camera = try Self.camera(in: dir, seconds: 6)
+        let other = Data("someone else's file".utf8)
+        for (round, takeAway) in ["remove", "rename over"].enumerated() {
+            let out = dir.path("take\(round).mov"), rescued = dir.path("take\(round).rescued.mov")
+            let r = try dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "3", "--size", "640x360",
+                                 "--audio", "none", "-o", out]) { _ in
+                Thread.sleep(forTimeInterval: 1.5)
+                if takeAway == "remove" {
+                    unlink(out)
+                } else {
+                    try? other.write(to: URL(fileURLWithPath: dir.path("other.mov")))
+                    rename(dir.path("other.mov"), out)
+                }
+            }
+            #expect(r.status == 1 && r.stderrLines.last?.contains("the 3.0 s recorded were kept, a fragmented file, at \(rescued)") == true,
+                    "\(takeAway): \(r.stderr)")
+            #expect(abs(try Self.packetsEnd(rescued, stream: "v:0") - 3) < 0.1, "\(takeAway)")
+            let finished = try dualcam(["finish", rescued])
+            #expect(finished.status == 0, "\(finished.stderr)")
+            try Self.expectRegularFaststart(rescued)
+            if takeAway != "remove" { #expect(FileManager.default.contents(atPath: out) == other) }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+        }
+    }
+}
