@@ -105,6 +105,10 @@ public struct PiPLayout: Hashable, Sendable {
     public static let defaultInset = Size(width: 160, height: 213)
     public static let defaultMargin = 16
 
+    /// The smallest inset offered: below it a rounded, bordered inset shows nothing of its
+    /// picture.
+    public static let minimumInset = Size(width: 16, height: 16)
+
     public init(canvas: Size = PiPLayout.defaultCanvas, inset: Size = PiPLayout.defaultInset,
                 corner: Corner = .topRight, margin: Int = PiPLayout.defaultMargin, style: InsetStyle = .plain) {
         self.canvas = canvas

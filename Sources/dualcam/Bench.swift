@@ -271,7 +271,7 @@ extension Bench {
     /// The counter `--instructions` uses, and the hardware one when that is it: `--counter`,
     /// else the baseline's, else the CPU's where it counts, else callgrind. Asked for and not
     /// there: one line, exit 2, before any counting.
-    func chooseCounter(baseline gate: BaselineGate?) -> (CounterChoice, PerfInstructions?) {
+    func chooseCounter(baseline gate: BaselineGate?) throws -> (CounterChoice, PerfInstructions?) {
         let wanted = counter != .auto ? counter : gate?.counter ?? .auto
         if wanted == .callgrind { return (.callgrind, nil) }
         do {
@@ -279,7 +279,7 @@ extension Bench {
         } catch {
             if wanted == .auto { return (.callgrind, nil) }
             let asked = counter == .auto ? gate.map { "\($0.path) was counted with perf, but " } ?? "" : ""
-            BaselineGate.fail(asked + "\(error); count with --counter callgrind (and a baseline counted with it)")
+            throw BaselineGate.failure(asked + "\(error); count with --counter callgrind (and a baseline counted with it)")
         }
     }
 
@@ -287,9 +287,9 @@ extension Bench {
     func reportInstructions() throws {
         // A baseline that cannot be used is said before minutes of counting, not after.
         let gate = try baseline.map { try BaselineGate(path: $0, tolerance: tolerance ?? 1, kind: .instructions) }
-        let (used, perf) = chooseCounter(baseline: gate)
+        let (used, perf) = try chooseCounter(baseline: gate)
         if let gate, let theirs = gate.counter, theirs != used {
-            BaselineGate.fail("\(gate.path) was counted with \(theirs.rawValue), this run counts with \(used.rawValue): "
+            throw BaselineGate.failure("\(gate.path) was counted with \(theirs.rawValue), this run counts with \(used.rawValue): "
                               + "the two count differently; compare like with like (--counter \(theirs.rawValue))")
         }
         let counts: [String: UInt64]
@@ -385,15 +385,15 @@ struct BaselineGate {
         self.kind = kind
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = access(path, R_OK) == 0 ? "cannot be read" : String(cString: strerror(errno))
-            Self.fail("\(path): \(reason) (save one first: dualcam bench\(kind == .instructions ? " --instructions" : "") --json > \(path))")
+            throw Self.failure("\(path): \(reason) (save one first: dualcam bench\(kind == .instructions ? " --instructions" : "") --json > \(path))")
         }
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let cases = object["cases"] as? [[String: Any]]
-        else { Self.fail("\(path): not a saved `dualcam bench --json` run") }
+        else { throw Self.failure("\(path): not a saved `dualcam bench --json` run") }
         let counted = object["counter"] != nil
         counter = (object["counter"] as? String).flatMap { Bench.CounterChoice(rawValue: $0) }
         if counted != (kind == .instructions) {
-            Self.fail("\(path) holds \(counted ? "instruction counts" : "times"): compare it with a run "
+            throw Self.failure("\(path) holds \(counted ? "instruction counts" : "times"): compare it with a run "
                       + (counted ? "with" : "without") + " --instructions")
         }
         if counted, let machine = object["machine"] as? String, machine != Bench.machine {
@@ -408,10 +408,8 @@ struct BaselineGate {
         baseline = figures
     }
 
-    static func fail(_ line: String) -> Never {
-        FileHandle.standardError.write(Data("dualcam: bench: \(line)\n".utf8))
-        Foundation.exit(2)
-    }
+    /// A baseline that cannot be used: exit 2, as a regression is not (that is 1).
+    static func failure(_ line: String) -> Failure { Failure("bench: \(line)", code: 2) }
 
     /// True when no case regressed.
     func check(_ rows: [(name: String, metrics: [String: Double])]) throws -> Bool {

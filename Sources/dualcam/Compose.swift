@@ -22,8 +22,9 @@ struct Compose: ParsableCommand {
 
     @OptionGroup var swapTimes: SwapTimes
 
-    @Option(help: "Audio from back, front, or none (a silent track).")
-    var audio: AudioChoiceArgument = .back
+    @Option(help: ArgumentHelp("Audio from back, front, or none (a silent track); a file named here must have sound "
+                               + "(default: BACK's, a silent track when it has none).", valueName: "back|front|none"))
+    var audio: AudioChoiceArgument?
 
     func validate() throws {
         _ = try layout.layout(canvas: encoding.format.canvas)
@@ -33,7 +34,8 @@ struct Compose: ParsableCommand {
         FFmpegLog.setVerbose(encoding.verbose)
         var options = ComposeOptions(back: back, front: front, output: encoding.output)
         options.swaps = SwapSchedule(swapTimes.swapAt)
-        options.audio = AudioChoice(rawValue: audio.rawValue)!
+        options.audio = audio.map { AudioChoice(rawValue: $0.rawValue)! } ?? .back
+        options.audioRequired = audio != nil
         try Self.execute(options, describing: "\(back) + \(front)", encoding: encoding, layout: layout, reporting: reporting,
                          previewOptions: previewOptions)
     }
@@ -42,6 +44,8 @@ struct Compose: ParsableCommand {
     /// progress, preview, summary, one line on failure.
     static func execute(_ inputs: ComposeOptions, describing what: String, encoding: EncodingOptions, layout: LayoutOptions,
                         reporting: ReportingOptions, previewOptions: PreviewOptions) throws {
+        try OutputPath.check(encoding.output, overwrite: encoding.overwrite,
+                             inputs: [inputs.back, inputs.front] + (inputs.soundOf.map { [$0] } ?? []))
         var options = inputs
         options.layout = try layout.layout(canvas: encoding.format.canvas)
         options.video = encoding.videoSettings(reporting: reporting)
@@ -69,22 +73,16 @@ struct Compose: ParsableCommand {
         window?.onQuitKey = { Interruption.request() }
         job.preview = window
         defer { window?.close() }
-        do {
-            let s = try job.run()
-            window?.close()
-            TerminalLine.shared.clear()
-            for w in s.warnings { reporting.note("warning: \(w)") }
-            if reporting.json {
-                print(Self.json(s, output: encoding.output))
-            } else if !reporting.quiet {
-                print(String(format: "wrote %@: %d frames, %.2f s, %@, audio: %@; took %.1f s (%.0f fps, %d composed in place)",
-                             encoding.output, s.frames, s.duration, encoding.format.description, s.audioSource, s.seconds,
-                             Double(s.frames) / max(s.seconds, 1e-9), s.composedInPlace))
-            }
-        } catch .interrupted {
-            fail(MediaError.interrupted.description, code: 130)
-        } catch {
-            fail(error.description)
+        let s = try job.run()
+        window?.close()
+        TerminalLine.shared.clear()
+        for w in s.warnings { reporting.note("warning: \(w)") }
+        if reporting.json {
+            print(Self.json(s, output: encoding.output))
+        } else if !reporting.quiet {
+            print(String(format: "wrote %@: %d frames, %.2f s, %@, audio: %@; took %.1f s (%.0f fps, %d composed in place)",
+                         encoding.output, s.frames, s.duration, encoding.format.description, s.audioSource, s.seconds,
+                         Double(s.frames) / max(s.seconds, 1e-9), s.composedInPlace))
         }
     }
 

@@ -32,11 +32,11 @@ struct Controls: ParsableCommand {
         do {
             camera = try V4L2Device(path: device)
             caps = try camera.capabilities()
-        } catch { fail(error.description) }
+        } catch { throw Failure(error.description) }
         let wanted = settings.flatMap { (try? ControlSetting.parseList($0).get()) ?? [] }
         let (applied, failures) = camera.apply(wanted)
         for failure in failures { say("\(device): control \(failure)") }
-        guard let store = ControlStore.standard() else { fail("no home folder to save controls in (set HOME or XDG_CONFIG_HOME)") }
+        guard let store = ControlStore.standard() else { throw Failure("no home folder to save controls in (set HOME or XDG_CONFIG_HOME)") }
         if save || forget {
             let toSave = wanted.isEmpty
                 ? camera.controls().filter { c in !c.readOnly && c.type != "button" && c.value.map { $0 != c.defaultValue } == true }
@@ -45,7 +45,7 @@ struct Controls: ParsableCommand {
             do {
                 try store.save(forget ? [] : toSave, bus: caps.bus, card: caps.card, driver: caps.driver,
                                replacing: forget || wanted.isEmpty)
-            } catch { fail(error.description) }
+            } catch { throw Failure(error.description) }
             if !json {
                 print(forget ? "forgot the controls saved for \(caps.card) (\(caps.bus))"
                       : "saved for \(caps.card) (\(caps.bus)) in \(store.url.path): "

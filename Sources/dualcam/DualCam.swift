@@ -9,6 +9,32 @@ let dualcamVersion = "0.9.0"
 
 @main
 struct DualCam: ParsableCommand {
+    /// Every way out of the program, in one place: a `Failure` is one line and its code, any
+    /// other of our errors one line and 1, the argument parser's errors its usage and 64 (or
+    /// help and 0). Nothing below here calls `exit`, so every `defer` on the way (the
+    /// terminal's echo, a window, a camera) runs first.
+    static func main() {
+        var command: ParsableCommand
+        do { command = try parseAsRoot() } catch { exit(withError: error) }
+        do {
+            try command.run()
+        } catch let failure as Failure {
+            leave(failure)
+        } catch let error as MediaError {
+            leave(Failure(error.description, code: error == .interrupted ? 130 : 1))
+        } catch where error is ValidationError || error is ExitCode || error is CleanExit {
+            exit(withError: error)
+        } catch {
+            leave(Failure(String(describing: error)))
+        }
+    }
+
+    private static func leave(_ failure: Failure) -> Never {
+        TerminalLine.shared.clear()
+        say(failure.message)
+        Foundation.exit(failure.code)
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "dualcam",
         abstract: "Picture-in-picture video from two cameras or two files.",
@@ -16,11 +42,16 @@ struct DualCam: ParsableCommand {
         subcommands: [Compose.self, Record.self, Relayout.self, Finish.self, Devices.self, Controls.self, Bench.self])
 }
 
-/// Prints a failure as one line on stderr and exits non-zero: what users and scripts see.
-func fail(_ message: String, code: Int32 = 1) -> Never {
-    TerminalLine.shared.clear()
-    say(message)
-    exit(code)
+/// A failure as users and scripts see it: one line on stderr (`DualCam.main` prints it) and a
+/// non-zero exit code (1; 2 for a benchmark gate's own; 130 for an interruption).
+struct Failure: Error, CustomStringConvertible {
+    let message: String
+    let code: Int32
+    init(_ message: String, code: Int32 = 1) {
+        self.message = message
+        self.code = code
+    }
+    var description: String { message }
 }
 
 /// One line on stderr, "dualcam: " first, above the progress or status line if one is

@@ -13,7 +13,7 @@ enum AudioChoiceArgument: String, CaseIterable {
 
 /// `--swap-at`, as compose and relayout take it.
 struct SwapTimes: ParsableArguments {
-    @Option(name: .customLong("swap-at"), parsing: .singleValue,
+    @Option(name: .customLong("swap-at"), parsing: .unconditionalSingleValue,
             help: ArgumentHelp("Swap the two pictures from this time on (relayout: instead of the take's swaps); repeat to "
                                + "swap back.", valueName: "SECONDS"))
     var swapAt: [Double] = []
@@ -31,20 +31,23 @@ struct LayoutOptions: ParsableArguments {
             valueName: "pip|side-by-side"))
     var arrangement: Arrangement = .pip
 
-    @Option(help: ArgumentHelp("Inset size (default: 160x213 at 1080p, in proportion at other --size).", valueName: "WxH"))
+    @Option(help: ArgumentHelp("Inset size, at least \(PiPLayout.minimumInset) (default: 160x213 at 1080p, in proportion at "
+                               + "other --size).", valueName: "WxH"))
     var inset: String?
 
     @Option(help: "Corner of the inset: top-right, top-left, bottom-right or bottom-left.")
     var corner: Corner = .topRight
 
-    @Option(help: ArgumentHelp("Distance of the inset from the frame edges (default: 16 at 1080p).", valueName: "PX"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Distance of the inset from the frame edges (default: 16 at 1080p).",
+                                                         valueName: "PX"))
     var margin: Int?
 
-    @Option(help: ArgumentHelp("Radius of the inset's rounded corners; 0 for square corners (default: 12 at 1080p).",
-                               valueName: "PX"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Radius of the inset's rounded corners; 0 for square corners (default: "
+                                                         + "12 at 1080p, at most a quarter of a small inset's shorter side).",
+                                                         valueName: "PX"))
     var cornerRadius: Int?
 
-    @Option(help: ArgumentHelp("Width of a light border inside the inset's edge.", valueName: "PX"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Width of a light border inside the inset's edge.", valueName: "PX"))
     var border: Int = InsetStyle.rounded.border
 
     @Flag(inversion: .prefixedNo,
@@ -53,9 +56,20 @@ struct LayoutOptions: ParsableArguments {
 
     /// What can be checked without the canvas; the command checks the whole layout on it.
     func validate() throws {
-        if let inset, Size(parsing: inset) == nil {
-            throw ValidationError("--inset must be WIDTHxHEIGHT, e.g. 160x213; got '\(inset)'")
+        if let inset { _ = try Self.insetSize(inset) }
+    }
+
+    /// `--inset`'s value: WIDTHxHEIGHT, each side at least the minimum's.
+    static func insetSize(_ text: String) throws -> Size {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]) else {
+            throw ValidationError("--inset must be WIDTHxHEIGHT, e.g. 160x213; got '\(text)'")
         }
+        let least = PiPLayout.minimumInset
+        guard w >= least.width && h >= least.height else {
+            throw ValidationError("--inset must be at least \(least) (a smaller one shows nothing); got \(text)")
+        }
+        return Size(width: w, height: h)
     }
 
     /// The defaults keep their share of the frame: the 1080p figures, scaled with the
@@ -64,8 +78,10 @@ struct LayoutOptions: ParsableArguments {
         max(1, Int((Double(value) * Double(min(canvas.width, canvas.height)) / 1080).rounded()))
     }
 
-    func style(canvas: Size) -> InsetStyle {
-        let radius = cornerRadius ?? Self.scaled(InsetStyle.rounded.cornerRadius, to: canvas)
+    /// The style on `canvas` for an inset of `inset`: the default radius never more than a
+    /// quarter of a small inset's shorter side (one asked for is taken as it is, and checked).
+    func style(canvas: Size, inset: Size) -> InsetStyle {
+        let radius = cornerRadius ?? min(Self.scaled(InsetStyle.rounded.cornerRadius, to: canvas), min(inset.width, inset.height) / 4)
         return InsetStyle(cornerRadius: radius, border: border, shadow: shadow ?? (radius > 0))
     }
 
@@ -75,17 +91,14 @@ struct LayoutOptions: ParsableArguments {
         let reference = scaleDefaults ? canvas : PiPLayout.defaultCanvas
         let size: Size
         if let inset {
-            guard let parsed = Size(parsing: inset) else {
-                throw ValidationError("--inset must be WIDTHxHEIGHT, e.g. 160x213; got '\(inset)'")
-            }
-            size = parsed
+            size = try Self.insetSize(inset)
         } else {
             size = Size(width: Self.scaled(PiPLayout.defaultInset.width, to: reference),
                         height: Self.scaled(PiPLayout.defaultInset.height, to: reference))
         }
         var layout = PiPLayout(canvas: canvas, inset: size, corner: corner,
                                margin: margin ?? Self.scaled(PiPLayout.defaultMargin, to: reference),
-                               style: style(canvas: reference))
+                               style: style(canvas: reference, inset: size))
         layout.arrangement = arrangement
         do { try layout.validate() } catch { throw ValidationError(error.description) }
         return layout
@@ -98,7 +111,8 @@ struct OutputFormatOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Output picture size (even numbers).", valueName: "WxH"))
     var size = "\(PiPLayout.defaultCanvas)"
 
-    @Option(help: ArgumentHelp("Output frames per second (a divisor of 48000: 24, 25, 30, 50, 60, ...).", valueName: "FPS"))
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Output frames per second (a divisor of 48000: 24, 25, 30, 50, 60, ...).", valueName: "FPS"))
     var rate = 30
 
     @Option(help: "Video codec: hevc (libx265, tagged hvc1) or h264 (libx264, tagged avc1).")
@@ -112,7 +126,7 @@ struct OutputFormatOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Encoder preset (ultrafast ... placebo).", valueName: "PRESET"))
     var preset: String = "ultrafast"
 
-    @Option(help: "Constant rate factor: lower is better quality, 0-51 (default 28).")
+    @Option(parsing: .unconditional, help: "Constant rate factor: lower is better quality, 0-51 (default 28).")
     var crf: Int?
 
     @Option(help: ArgumentHelp("Average video bitrate instead of --crf, e.g. 6M or 800k.", valueName: "RATE"))
@@ -121,7 +135,8 @@ struct OutputFormatOptions: ParsableArguments {
     @Option(help: ArgumentHelp("AAC bitrate, 32k-512k.", valueName: "RATE"))
     var audioBitrate = "160k"
 
-    @Option(help: ArgumentHelp("Degrees players turn the picture clockwise: 0, 90, 180 or 270 (display matrix, no re-encode).",
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Degrees players turn the picture clockwise: 0, 90, 180 or 270 (display matrix, no re-encode).",
                                valueName: "DEGREES"))
     var rotate = 0
 
@@ -141,7 +156,7 @@ struct OutputFormatOptions: ParsableArguments {
         guard Self.presets.contains(preset) else {
             throw ValidationError("--preset must be one of \(Self.presets.joined(separator: ", "))")
         }
-        if let crf, !(0...51).contains(crf) { throw ValidationError("--crf must be 0-51") }
+        if let crf, !(0...51).contains(crf) { throw ValidationError("--crf must be 0-51; got \(crf)") }
         if bitrate != nil && crf != nil { throw ValidationError("--bitrate and --crf exclude each other: give one") }
         if let bitrate {
             guard let b = Self.bits(bitrate), (100_000...200_000_000).contains(b) else {
@@ -194,7 +209,7 @@ struct OutputFormatOptions: ParsableArguments {
 }
 
 struct EncodingOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: ArgumentHelp("The .mov file to write.", valueName: "OUT.mov"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("The file to write: .mov (QuickTime) or .mp4 (MP4).", valueName: "OUT.mov"))
     var output: String
 
     @OptionGroup var format: OutputFormatOptions

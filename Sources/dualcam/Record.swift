@@ -20,17 +20,18 @@ struct Record: ParsableCommand {
             is recorded alone; a camera lost while recording leaves the other full frame.
             """)
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The .mov file to write (default: dualcam-DATE-TIME.mov); none writes "
-                                                      + "no file, with --virtual-camera or --preview (./none is a file).",
+    @Option(name: .shortAndLong, help: ArgumentHelp("The .mov or .mp4 file to write (default: dualcam-DATE-TIME.mov); none writes "
+                                                      + "no file, with --virtual-camera, --preview or --stream.",
                                                       valueName: "OUT.mov|none"))
     var output: String?
     @Option(help: ArgumentHelp("The main camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var back: String?
     @Option(help: ArgumentHelp("The inset camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var front: String?
-    @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS")) var duration: Double?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS"))
+    var duration: Double?
     @Option(help: ArgumentHelp("Capture size asked of the cameras, kept even when they are slow at it (default: the output's "
                                + "--size, or the largest size at which a camera reaches --fps).", valueName: "WxH"))
     var capture: String?
-    @Option(help: ArgumentHelp("Frame rate asked of the cameras (default: the output's --rate); formats and sizes that "
+    @Option(parsing: .unconditional, help: ArgumentHelp("Frame rate asked of the cameras (default: the output's --rate); formats and sizes that "
                                + "reach it are chosen first.", valueName: "FPS"))
     var fps: Double?
     @Option(help: ArgumentHelp("Audio: an ALSA capture device (hw:1, plughw:CARD=C920, pipewire), none for a silent "
@@ -67,7 +68,7 @@ struct Record: ParsableCommand {
     @Option(help: .hidden) var videoEncoder: String?
     // The emulated VM encodes far below real time by design: its scenarios skip the check.
     @Flag(help: .hidden) var skipSpeedCheck = false
-    @Option(help: .hidden) var maxEncoderLag: Double = 1
+    @Option(parsing: .unconditional, help: .hidden) var maxEncoderLag: Double = 1
 
     static let longestDuration = 366.0 * 86_400
     /// YUYV, UYVY, NV12, YU12 or MJPG: the table's names, in its order.
@@ -115,14 +116,14 @@ struct Record: ParsableCommand {
     func run() throws {
         FFmpegLog.setVerbose(false)
         if output == RecordOptions.noFile && iso {
-            fail("--iso keeps each camera's picture beside the take: with -o none there is no take")
+            throw Failure("--iso keeps each camera's picture beside the take: with -o none there is no take")
         }
         if output == RecordOptions.noFile && review {
-            fail("--review plays the take back once it is recorded: with -o none there is no take")
+            throw Failure("--review plays the take back once it is recorded: with -o none there is no take")
         }
         if output == RecordOptions.noFile && virtualCamera == nil && !previewOptions.preview && stream == nil {
-            fail("-o none writes no file: it needs --virtual-camera DEV, --preview or --stream URL to send the pictures "
-                 + "somewhere (a file named none: -o ./none)")
+            throw Failure("-o none writes no file: it needs --virtual-camera DEV, --preview or --stream URL to send the pictures "
+                 + "somewhere (a file named none: -o none.mov)")
         }
         // A recording frees and reallocates large buffers all the time (the muxer builds each
         // fragment in one, ~0.5 MB). glibc's default raises its mmap threshold after the
@@ -133,6 +134,13 @@ struct Record: ParsableCommand {
         let stamp = DateFormatter()
         stamp.dateFormat = "yyyyMMdd-HHmmss"
         var options = RecordOptions(output: output ?? "dualcam-\(stamp.string(from: Date())).mov")
+        // Every check of OUT and of the sources named before any of them, or a window, is opened.
+        if options.writesFile {
+            try OutputPath.check(options.output, overwrite: overwrite, inputs: [back, front].compactMap { $0 })
+        }
+        for (role, spec) in [("back", back), ("front", front)] {
+            if let spec { try Self.checkSource(spec, role: role) }
+        }
         options.back = back
         options.front = front
         options.duration = duration
@@ -170,7 +178,7 @@ struct Record: ParsableCommand {
         recorder.log = { reporting.note($0) }
         if let stream {
             do throws(MediaError) { try LiveStream.check(url: stream, hevc: options.video.codec == .hevc) } catch {
-                fail(error.description)
+                throw Failure(error.description)
             }
         }
         if let virtualCamera {
@@ -178,7 +186,7 @@ struct Record: ParsableCommand {
                 recorder.virtualCamera = try VirtualCamera(path: virtualCamera, size: options.layout.canvas,
                                                            framesPerSecond: format.rate, log: { reporting.note($0) })
             } catch {
-                fail(error.description)
+                throw Failure(error.description)
             }
         }
         defer { recorder.virtualCamera?.stop() }
@@ -198,7 +206,7 @@ struct Record: ParsableCommand {
                                          title: options.writesFile ? "dualcam - recording \(out)" : "dualcam - live, no file",
                                          job: "recording")
         if !options.writesFile && window == nil && recorder.virtualCamera == nil && stream == nil {
-            fail("with -o none and no preview window there is nowhere to show the pictures: nothing recorded")
+            throw Failure("with -o none and no preview window there is nowhere to show the pictures: nothing recorded")
         }
         window?.onSwap = { Interruption.requestSwap() }
         window?.onQuitKey = { Interruption.request() }
@@ -241,16 +249,28 @@ struct Record: ParsableCommand {
                              stream.url, stream.state, stream.connections, stream.connections == 1 ? "" : "s", stream.outages,
                              Double(stream.bytesSent) / 1e6, stream.packetsDropped))
             }
-            if review { Self.review(s.output, layout: options.layout, quiet: reporting.quiet) }
+            if review { try Self.review(s.output, layout: options.layout, quiet: reporting.quiet) }
         } catch {
             keys.restore()
-            fail(String(describing: error))
+            throw Failure(String(describing: error))
+        }
+    }
+
+    /// A source named by --back or --front must be there: a file to play or a device (a
+    /// mistyped name fails the recording rather than leave it with one camera).
+    static func checkSource(_ spec: String, role: String) throws {
+        var st = stat()
+        guard stat(spec, &st) == 0 else {
+            throw Failure("--\(role) \(spec): \(Errno.current) (`dualcam devices` lists the cameras; a file is played as one)")
+        }
+        if (st.st_mode & S_IFMT) == S_IFDIR {
+            throw Failure("--\(role) \(spec) is a folder: give a camera (/dev/videoN) or a video file")
         }
     }
 
     /// Plays the finished take in a window until it is kept or discarded. With no display the
     /// take is kept, and one line says so.
-    static func review(_ path: String, layout: PiPLayout, quiet: Bool) {
+    static func review(_ path: String, layout: PiPLayout, quiet: Bool) throws {
         let window: PreviewWindow
         do { window = try PreviewWindow(layout: layout, title: "dualcam - review \((path as NSString).lastPathComponent)") } catch {
             say("\(error): \(path) is kept without a review")
@@ -264,7 +284,7 @@ struct Record: ParsableCommand {
             if unlink(path) == 0 {
                 if !quiet { say("discarded \(path)") }
             } else {
-                fail("cannot discard \(path) (\(Errno(errno))): it is kept")
+                throw Failure("cannot discard \(path) (\(Errno(errno))): it is kept")
             }
         }
     }

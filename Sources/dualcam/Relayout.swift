@@ -32,12 +32,12 @@ struct Relayout: ParsableCommand {
     func run() throws {
         FFmpegLog.setVerbose(encoding.verbose)
         let back = IsoFiles.path(for: take, role: "back"), front = IsoFiles.path(for: take, role: "front")
-        guard FileManager.default.fileExists(atPath: take) else { fail("\(take): No such file or directory") }
+        guard FileManager.default.fileExists(atPath: take) else { throw Failure("\(take): No such file or directory") }
         guard FileManager.default.fileExists(atPath: back) else {
-            fail("\(take) has no cameras' own files beside it (\((back as NSString).lastPathComponent)): record with --iso to lay a take out again")
+            throw Failure("\(take) has no cameras' own files beside it (\((back as NSString).lastPathComponent)): record with --iso to lay a take out again")
         }
         guard FileManager.default.fileExists(atPath: front) else {
-            fail("\(take) was recorded with one camera (no \((front as NSString).lastPathComponent)): there is no other picture to lay out")
+            throw Failure("\(take) was recorded with one camera (no \((front as NSString).lastPathComponent)): there is no other picture to lay out")
         }
         var options = ComposeOptions(back: back, front: front, output: encoding.output)
         options.swaps = SwapSchedule(noSwaps ? [] : swapTimes.swapAt.isEmpty ? Self.recordedSwaps(take) : swapTimes.swapAt)

@@ -29,6 +29,63 @@ import Testing
             try playlist.write(toFile: mine + "/pip.m3u8", atomically: true, encoding: .utf8)
             return (["compose", mine + "/pip.m3u8", front, "-o", dir.path("out.mov")], "names files outside its folder")
         },
+        // A concat list opens each file it names in a context of FFmpeg's own, beyond the
+        // folder check: lists are not read at all, whether what they name leads outside
+        // through a link or through a playlist that names an outside segment.
+        Case(name: "a concat list naming a link to a file outside its folder") { dir in
+            let mine = dir.path("mine"), secret = dir.path("secret")
+            for folder in [mine, secret] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            try FileManager.default.copyItem(atPath: good, toPath: secret + "/private.mp4")
+            try FileManager.default.createSymbolicLink(atPath: mine + "/link.mp4", withDestinationPath: "../secret/private.mp4")
+            try "ffconcat version 1.0\nfile 'link.mp4'\n".write(toFile: mine + "/list.txt", atomically: true, encoding: .utf8)
+            return (["compose", mine + "/list.txt", front, "-o", dir.path("out.mov")], "list.txt: cannot open")
+        },
+        Case(name: "a concat list naming a playlist whose segment is outside its folder") { dir in
+            let media = dir.path("media"), mine = dir.path("mine")
+            for folder in [media, mine] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", good, "-c", "copy", "-f", "hls", "-hls_time", "1",
+                                                   "-hls_list_size", "0", media + "/in.m3u8"])
+            guard r.status == 0 else { throw ProbeError(message: r.stderr) }
+            let playlist = try String(contentsOfFile: media + "/in.m3u8", encoding: .utf8)
+                .replacingOccurrences(of: "\nin", with: "\n../media/in")
+            try playlist.write(toFile: mine + "/pip.m3u8", atomically: true, encoding: .utf8)
+            try "ffconcat version 1.0\nfile 'pip.m3u8'\n".write(toFile: mine + "/list.txt", atomically: true, encoding: .utf8)
+            return (["compose", mine + "/list.txt", front, "-o", dir.path("out.mov")], "list.txt: cannot open")
+        },
+        // OUT: a dangling link is something there (kept without --overwrite); standard output
+        // and names of other containers are refused; so is an input as OUT.
+        Case(name: "a dangling link at OUT") { dir in
+            try FileManager.default.createSymbolicLink(atPath: dir.path("out.mov"), withDestinationPath: "nowhere.mov")
+            return (["compose", good, front, "-o", dir.path("out.mov")], "out.mov: already exists (use --overwrite")
+        },
+        Case(name: "a dangling link at an --iso camera file") { dir in
+            try FileManager.default.createSymbolicLink(atPath: dir.path("out.front.mov"), withDestinationPath: "nowhere.mov")
+            return (["record", "--back", good, "--front", front, "--iso", "-o", dir.path("out.mov")], "out.front.mov: already exists")
+        },
+        Case(name: "standard output as OUT") { _ in
+            (["compose", good, front, "-o", "-"], "-: cannot write: standard output is not written to: name a file (-o OUT.mov)")
+        },
+        Case(name: "OUT of another container") { dir in
+            (["compose", good, front, "-o", dir.path("out.avi")], "out.avi: cannot write: the name must end in .mov or .mp4")
+        },
+        // A source named and not there fails the recording: no single-camera take.
+        Case(name: "a --front file that does not exist") { dir in
+            (["record", "--back", good, "--front", dir.path("typo.mp4"), "--duration", "1", "-o", dir.path("out.mov")],
+             "--front \(dir.path("typo.mp4")): No such file or directory")
+        },
+        Case(name: "a --back that is a folder") { dir in
+            (["record", "--back", dir.url.path, "--duration", "1", "-o", dir.path("out.mov")], "is a folder")
+        },
+        Case(name: "a --front device that does not exist") { dir in
+            (["record", "--back", good, "--front", "/dev/video97", "--duration", "1", "-o", dir.path("out.mov")], "--front /dev/video97")
+        },
+        // Sound asked of a file that has none: refused by compose as by record.
+        Case(name: "compose --audio front of a soundless front") { dir in
+            (["compose", good, front, "--audio", "front", "-o", dir.path("out.mov")], "it has no sound track (--audio front")
+        },
+        Case(name: "record --audio front of a soundless front") { dir in
+            (["record", "--back", good, "--front", front, "--audio", "front", "-o", dir.path("out.mov")], "front-4x3-25fps.mkv")
+        },
         Case(name: "missing file") { dir in
             (["compose", dir.path("nope.mp4"), front, "-o", dir.path("out.mov")], "nope.mp4")
         },

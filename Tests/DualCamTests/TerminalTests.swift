@@ -187,4 +187,45 @@ import Testing
         #expect(summary["audioSource"] as? String == "back")
         #expect((summary["framesPerSecond"] as? Double ?? 0) > 0)
     }
+
+    /// A recording that fails after it set the keyboard's mode (here: -o none with a preview
+    /// and no display to open it on) gives the terminal its echo back: the failure is thrown
+    /// up to the one place that exits, past every `defer` on the way (before, `exit` inside
+    /// the command skipped them and left the shell typing blind).
+    @Test(.timeLimit(.minutes(2)))
+    func theTerminalEchoesAgainAfterARecordingFails() throws {
+        try Env.requireFFmpegTools()
+        let script = "import os, pty, sys; os.environ.pop('DISPLAY', None); os.environ.pop('WAYLAND_DISPLAY', None); "
+            + "sys.exit(pty.spawn(sys.argv[1:]) >> 8)"
+        let shell = "\"$0\" \"$@\"; echo \"status $?\"; stty -a"
+        let r = try run("/usr/bin/env", ["python3", "-c", script, "sh", "-c", shell, Env.dualcam, "record", "--back", Reference.back,
+                                         "--audio", "none", "--skip-speed-check", "--preview", "-o", "none"])
+        #expect(r.stdout.contains("nowhere to show the pictures") && r.stdout.contains("status 1"), "\(r.stdout)")
+        let modes = r.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == ";" })
+        #expect(modes.contains("echo") && modes.contains("icanon"), "the terminal was left without echo: \(r.stdout)")
+    }
+
+    /// A stream's secrets (SRT's passphrase and streamid here) are masked wherever the URL is
+    /// shown: the log on the terminal, the status line, the summary and its JSON.
+    @Test(.timeLimit(.minutes(2)))
+    func aStreamsSecretsAreNeverShown() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let port = Int.random(in: 20000...40000)
+        let url = "udp://127.0.0.1:\(port)?pkt_size=1316&passphrase=hunter2secret&streamid=streamkey42"
+        let masked = "udp://127.0.0.1:\(port)?pkt_size=1316&passphrase=***&streamid=***"
+        let onTerminal = try Self.recordOnTerminal(in: dir, typing: "", ["--stream", url, "--duration", "2", "-o", dir.path("t.mov")])
+        #expect(onTerminal.status == 0, "\(onTerminal.stdout)")
+        #expect(onTerminal.stdout.contains("REC 0:0") && onTerminal.stdout.contains("stream live"), "\(onTerminal.stdout)")
+        #expect(onTerminal.stdout.contains("stream: sending to \(masked)") && onTerminal.stdout.contains("stream \(masked):"),
+                "\(onTerminal.stdout)")
+        let json = try dualcam(["record", "--back", Reference.back, "--audio", "none", "--skip-speed-check", "--size", "640x360",
+                                "--stream", url, "--duration", "1", "--json", "-o", dir.path("j.mov")])
+        #expect(json.status == 0, "\(json.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect((summary?["stream"] as? [String: Any])?["url"] as? String == masked, "\(json.stdout)")
+        for text in [onTerminal.stdout, json.stdout, json.stderr] {
+            #expect(!text.contains("hunter2secret") && !text.contains("streamkey42"), "\(text)")
+        }
+    }
 }

@@ -132,6 +132,12 @@ public final class AudioReader {
     /// A hole or overlap smaller than this (20 ms) is rounding, not a gap.
     static let slack = 960
 
+    /// Whether `path` has a sound track to read (it is opened and closed again): asked before
+    /// anything else is opened when its sound is the recording's.
+    public static func hasSound(_ path: String) throws(MediaError) -> Bool {
+        try InputContext(path: path).bestStream(AVMEDIA_TYPE_AUDIO) != nil
+    }
+
     /// nil when the file has no audio stream. `timeline` is the file's video reader's.
     public init?(path: String, timeline: SourceTimeline) throws(MediaError) {
         self.path = path

@@ -64,6 +64,8 @@ public final class StreamPacket: @unchecked Sendable {
 /// most the time it is given, and `interrupt` ends a wait at once from another thread.
 public final class LiveStreamWriter: @unchecked Sendable {
     public let url: String
+    /// `url` as it may be shown (`masked`).
+    public let shown: String
     private let context: UnsafeMutablePointer<AVFormatContext>
     private let deadline: UnsafeMutablePointer<dc_deadline>
     private let videoStream: UnsafeMutablePointer<AVStream>
@@ -73,6 +75,35 @@ public final class LiveStreamWriter: @unchecked Sendable {
     /// so a receiver that joins (or a connection that resumes) can start there.
     private var parameterSets: OpaquePointer?
     private var opened = false
+
+    /// Query keys whose values open a stream to whoever reads them.
+    static let secretKeys: Set<String> = ["passphrase", "pass", "password", "pwd", "key", "streamid", "token", "secret", "auth"]
+
+    /// `url` with what gives access to the stream masked, for logs, the status line and the
+    /// summary: user and password, an RTMP URL's path after its application (the stream
+    /// key), and query values such as SRT's passphrase and streamid.
+    public static func masked(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let scheme = url[..<schemeEnd.lowerBound]
+        var rest = url[schemeEnd.upperBound...]
+        var query = ""
+        if let q = rest.firstIndex(of: "?") {
+            query = "?" + rest[rest.index(after: q)...].split(separator: "&", omittingEmptySubsequences: false).map { pair in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                return parts.count == 2 && secretKeys.contains(parts[0].lowercased()) ? "\(parts[0])=***" : String(pair)
+            }.joined(separator: "&")
+            rest = rest[..<q]
+        }
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        var authority = String(rest[..<authorityEnd])
+        var path = String(rest[authorityEnd...])
+        if let at = authority.lastIndex(of: "@") { authority = "***" + authority[at...] }
+        if scheme.lowercased().hasPrefix("rtmp") {
+            let parts = path.split(separator: "/", omittingEmptySubsequences: false)  // "", app, key...
+            if parts.count > 2 { path = "/\(parts[1])/***" }
+        }
+        return "\(scheme)://\(authority)\(path)\(query)"
+    }
 
     /// The container a URL's protocol carries, or nil for one we do not stream to.
     public static func container(for url: String) -> String? {
@@ -92,20 +123,22 @@ public final class LiveStreamWriter: @unchecked Sendable {
     /// Sets the stream up, without touching the network yet (`connect`).
     public init(url: String, parameters: StreamParameters) throws(MediaError) {
         self.url = url
+        shown = Self.masked(url)
         self.parameters = parameters
         guard let container = Self.container(for: url) else {
-            throw .cannotWrite(path: url, reason: "not a stream URL (srt://, rtmp://, udp:// or tcp://)")
+            throw .cannotWrite(path: shown, reason: "not a stream URL (srt://, rtmp://, udp:// or tcp://)")
         }
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, nil, container, url)) { .cannotWrite(path: url, reason: $0) }
+        let shown = self.shown
+        try check(avformat_alloc_output_context2(&ctx, nil, container, url)) { .cannotWrite(path: shown, reason: $0) }
         context = allocated(ctx, "the stream muxer")
         deadline = .allocate(capacity: 1)
         deadline.initialize(to: dc_deadline(deadline_us: 0, stop: 0))
         videoStream = allocated(avformat_new_stream(context, nil), "a stream")
         audioStream = allocated(avformat_new_stream(context, nil), "a stream")
         do throws(MediaError) {
-            try check(avcodec_parameters_copy(videoStream.pointee.codecpar, parameters.video)) { .cannotWrite(path: url, reason: $0) }
-            try check(avcodec_parameters_copy(audioStream.pointee.codecpar, parameters.audio)) { .cannotWrite(path: url, reason: $0) }
+            try check(avcodec_parameters_copy(videoStream.pointee.codecpar, parameters.video)) { .cannotWrite(path: shown, reason: $0) }
+            try check(avcodec_parameters_copy(audioStream.pointee.codecpar, parameters.audio)) { .cannotWrite(path: shown, reason: $0) }
             videoStream.pointee.codecpar.pointee.codec_tag = 0
             audioStream.pointee.codecpar.pointee.codec_tag = 0
             videoStream.pointee.time_base = parameters.videoTimeBase
@@ -127,9 +160,9 @@ public final class LiveStreamWriter: @unchecked Sendable {
             // SRT drops what is still in flight when the socket closes: the stream's last
             // quarter second was lost. Up to two seconds to deliver it.
             if url.lowercased().hasPrefix("srt:") && !url.contains("linger=") { av_dict_set(&options, "linger", "2", 0) }
-            try check(dc_open_live_output(context, url, deadline, &options)) { .cannotWrite(path: url, reason: $0) }
+            try check(dc_open_live_output(context, url, deadline, &options)) { .cannotWrite(path: shown, reason: $0) }
             opened = true
-            try check(avformat_write_header(context, nil)) { .cannotWrite(path: url, reason: $0) }
+            try check(avformat_write_header(context, nil)) { .cannotWrite(path: shown, reason: $0) }
         } catch {
             release()
             throw error
@@ -138,16 +171,16 @@ public final class LiveStreamWriter: @unchecked Sendable {
 
     private func openParameterSetFilter() throws(MediaError) {
         guard let filter = av_bsf_get_by_name("dump_extra") else {
-            throw .cannotWrite(path: url, reason: "this FFmpeg lacks the dump_extra bitstream filter")
+            throw .cannotWrite(path: shown, reason: "this FFmpeg lacks the dump_extra bitstream filter")
         }
         var bsf: UnsafeMutablePointer<AVBSFContext>?
-        try check(av_bsf_alloc(filter, &bsf)) { .cannotWrite(path: url, reason: $0) }
+        try check(av_bsf_alloc(filter, &bsf)) { .cannotWrite(path: shown, reason: $0) }
         guard let bsf else { outOfMemory("a bitstream filter") }
         parameterSets = OpaquePointer(bsf)
-        try check(avcodec_parameters_copy(bsf.pointee.par_in, parameters.video)) { .cannotWrite(path: url, reason: $0) }
+        try check(avcodec_parameters_copy(bsf.pointee.par_in, parameters.video)) { .cannotWrite(path: shown, reason: $0) }
         bsf.pointee.time_base_in = parameters.videoTimeBase
-        try check(av_opt_set(bsf.pointee.priv_data, "freq", "keyframe", 0)) { .cannotWrite(path: url, reason: $0) }
-        try check(av_bsf_init(bsf)) { .cannotWrite(path: url, reason: $0) }
+        try check(av_opt_set(bsf.pointee.priv_data, "freq", "keyframe", 0)) { .cannotWrite(path: shown, reason: $0) }
+        try check(av_bsf_init(bsf)) { .cannotWrite(path: shown, reason: $0) }
     }
 
     /// Writes `packet` (its own timestamps, the encoder's time base) within `timeout` seconds.
@@ -159,12 +192,12 @@ public final class LiveStreamWriter: @unchecked Sendable {
         let stream = packet.isVideo ? videoStream : audioStream
         if packet.isVideo, let parameterSets {
             let bsf = UnsafeMutablePointer<AVBSFContext>(parameterSets)
-            try check(av_bsf_send_packet(bsf, p)) { .cannotWrite(path: url, reason: $0) }
-            try check(av_bsf_receive_packet(bsf, p)) { .cannotWrite(path: url, reason: $0) }
+            try check(av_bsf_send_packet(bsf, p)) { .cannotWrite(path: shown, reason: $0) }
+            try check(av_bsf_receive_packet(bsf, p)) { .cannotWrite(path: shown, reason: $0) }
         }
         av_packet_rescale_ts(p, packet.isVideo ? parameters.videoTimeBase : parameters.audioTimeBase, stream.pointee.time_base)
         p.pointee.stream_index = stream.pointee.index
-        try check(av_interleaved_write_frame(context, p)) { .cannotWrite(path: url, reason: $0) }
+        try check(av_interleaved_write_frame(context, p)) { .cannotWrite(path: shown, reason: $0) }
     }
 
     /// Ends the stream (the container's trailer, within `timeout` seconds) and disconnects.

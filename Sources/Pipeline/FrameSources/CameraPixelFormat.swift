@@ -42,6 +42,27 @@ public struct CameraPixelFormat: Sendable, Equatable {
 /// Turns one uncompressed camera buffer into I420. A buffer shorter than its format needs
 /// (a transfer cut short) is refused rather than shown with stale bytes at its end.
 enum RawFrameConverter {
+    /// The fewest bytes from one row to the next a frame of `stream` can have: a driver that
+    /// reports fewer would have its rows read past their ends.
+    static func minimumStride(_ stream: StreamFormat) -> Int {
+        switch CameraPixelFormat.row(stream.fourcc)?.layout {
+        case .packed422: return 2 * stream.width
+        // Chroma rows of planar formats are half as long, so the luma row is made even.
+        case .semiPlanar, .planar: return 2 * ((stream.width + 1) / 2)
+        case .jpeg, nil: return 0
+        }
+    }
+
+    /// Whether the driver's description of `stream` can be read as it says: a size within the
+    /// pixel cap files have, and rows no shorter than the format's minimum (nor absurdly long).
+    static func isSound(_ stream: StreamFormat) -> Bool {
+        guard stream.width > 0, stream.height > 0, Int64(stream.width) * Int64(stream.height) <= PictureLimit.maxPixels else {
+            return false
+        }
+        guard CameraPixelFormat.row(stream.fourcc)?.layout != .jpeg else { return true }
+        return stream.bytesPerLine >= minimumStride(stream) && stream.bytesPerLine <= 16 * stream.width + 4096
+    }
+
     /// The bytes a whole frame of `stream` takes.
     static func requiredBytes(_ stream: StreamFormat) -> Int {
         let rows = stream.height, line = stream.bytesPerLine
@@ -74,7 +95,7 @@ enum RawFrameConverter {
     static func convert(_ bytes: UnsafeRawBufferPointer, _ stream: StreamFormat, into out: I420View, shift: Int = 0,
                         columns: Range<Int>? = nil, output: YCbCrMatrix,
                         fork: (fork: ForkJoin, job: CameraFormats.Packed422Job)? = nil) -> YCbCrMatrix? {
-        guard let raw = bytes.baseAddress, bytes.count >= requiredBytes(stream),
+        guard let raw = bytes.baseAddress, isSound(stream), bytes.count >= requiredBytes(stream),
               let layout = CameraPixelFormat.row(stream.fourcc)?.layout else { return nil }
         let base = raw.assumingMemoryBound(to: UInt8.self), line = stream.bytesPerLine
         let packed = if case .packed422 = layout { true } else { false }

@@ -124,6 +124,10 @@ final class CameraSource: FrameSource, SizedByRole, @unchecked Sendable {
         throws(V4L2Error) -> FormatNegotiation.Outcome<StreamFormat> {
         var f = try device.setFormat(fourcc, width: size.width, height: size.height)
         guard f.fourcc == fourcc else { return .substituted }
+        guard RawFrameConverter.isSound(f) else {
+            return .refused(V4L2Error(device: device.path, operation: "VIDIOC_S_FMT (\(f.width)x\(f.height), \(f.bytesPerLine) bytes "
+                                      + "a row: not a frame that can be read)", code: EINVAL))
+        }
         f.framesPerSecond = try device.setFrameRate(fps)
         do throws(V4L2Error) { try device.startStreaming() } catch {
             // Buffers must go before S_FMT can be asked again.

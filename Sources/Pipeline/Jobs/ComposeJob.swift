@@ -12,6 +12,9 @@ public struct ComposeOptions: Sendable {
     public var output: String
     public var swaps = SwapSchedule([])
     public var audio = AudioChoice.back
+    /// Whether `audio` was asked for by name: a file without sound is then refused, as
+    /// `record --audio back|front` refuses it, instead of a silent track.
+    public var audioRequired = false
     /// The sound of this file instead (`relayout`: the take's, whose frames BACK, a camera's
     /// own file, follows one for one from the same start).
     public var soundOf: String?
@@ -85,6 +88,11 @@ public final class ComposeJob {
             break
         }
         if audioSource != nil { audioName = o.audio.rawValue }
+        if audioSource == nil && o.audioRequired && o.audio != .none {
+            throw .cannotOpen(path: o.audio == .back ? o.back : o.front,
+                              reason: "it has no sound track (--audio \(o.audio.rawValue) takes its sound; --audio none "
+                              + "writes a silent track)")
+        }
         if let take = o.soundOf {
             // BACK's timeline: a camera's own file starts with the take, frame for frame, and
             // its timeline is learnt as it is decoded (the take's own picture is never read).
@@ -155,7 +163,16 @@ public final class ComposeJob {
                               composedInPlace: composedInPlace,
                               warnings: [back, front].filter { $0.damagedPackets > 0 }.map {
                                   "\($0.path): \($0.damagedPackets) damaged video packet(s) skipped"
-                              })
+                              } + Self.swapsNeverShown(o.swaps, frames: n, fps: clock.fps, back: o.back))
+    }
+
+    /// Swap times at or past the output's last frame: they never show, which a user who typed
+    /// one should hear of.
+    static func swapsNeverShown(_ swaps: SwapSchedule, frames: Int, fps: Int, back: String) -> [String] {
+        let end = Double(frames) / Double(fps)
+        return swaps.times.filter { ($0 * Double(fps)).rounded(.up) >= Double(frames) }.map {
+            String(format: "--swap-at %g is at or past the end of %@ (%.2f s): it never shows", $0, back, end)
+        }
     }
 
     /// Makes `queue` hold `count` samples: decoded audio while there is some, silence after.

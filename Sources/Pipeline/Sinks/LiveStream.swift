@@ -8,7 +8,9 @@ import MediaIO
 /// Nothing it does waits on the recording or makes it wait: while it cannot send, packets
 /// beyond a few seconds are let go, never queued without end.
 public final class LiveStream: @unchecked Sendable {
+    /// Where it sends, as it may be shown (its secrets masked: `LiveStreamWriter.masked`).
     public let url: String
+    private let target: String
     private let parameters: StreamParameters
     private let log: (String) -> Void
     private let condition = NSCondition()
@@ -43,11 +45,12 @@ public final class LiveStream: @unchecked Sendable {
 
     /// Checks `url` (scheme, protocol in this FFmpeg, codec the container carries) without
     /// connecting: a wrong one is one line before anything is recorded.
-    public static func check(url: String, hevc: Bool) throws(MediaError) {
-        guard let container = LiveStreamWriter.container(for: url) else {
+    public static func check(url target: String, hevc: Bool) throws(MediaError) {
+        let url = LiveStreamWriter.masked(target)
+        guard let container = LiveStreamWriter.container(for: target) else {
             throw .cannotWrite(path: url, reason: "--stream takes srt://, rtmp://, rtmps://, udp:// or tcp:// URLs")
         }
-        guard LiveStreamWriter.hasProtocol(for: url) else {
+        guard LiveStreamWriter.hasProtocol(for: target) else {
             throw .cannotWrite(path: url, reason: "this FFmpeg has no protocol for it (ffmpeg -protocols lists them)")
         }
         if container == "flv" && hevc {
@@ -58,7 +61,8 @@ public final class LiveStream: @unchecked Sendable {
 
     public init(url: String, parameters: StreamParameters, log: @escaping (String) -> Void) throws(MediaError) {
         try Self.check(url: url, hevc: parameters.isHEVC)
-        self.url = url
+        self.url = LiveStreamWriter.masked(url)
+        target = url
         self.parameters = parameters
         self.log = log
     }
@@ -183,7 +187,7 @@ public final class LiveStream: @unchecked Sendable {
     /// One attempt; says when the stream is lost for the first time and when it is back.
     private func connect(attempt: Int) -> Bool {
         do throws(MediaError) {
-            let w = try LiveStreamWriter(url: url, parameters: parameters)
+            let w = try LiveStreamWriter(url: target, parameters: parameters)
             condition.lock()
             connecting = w
             let stop = stopping

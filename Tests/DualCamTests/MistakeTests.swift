@@ -1,0 +1,138 @@
+import Compositor
+import Foundation
+import MediaIO
+@testable import Pipeline
+import Testing
+
+/// Ordinary mistakes that are not a one-line error of ErrorTests' kind: each ends as a user
+/// would want, checked from outside (exit status, what stderr says, ffprobe, the bytes).
+@Suite struct MistakeTests {
+    static let back = Reference.back, front = Reference.front
+
+    @Test(.timeLimit(.minutes(2)))
+    func anInputAsOutIsRefusedAndLeftAsItWas() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let same = dir.path("same.mp4"), alias = dir.path("alias.mp4")
+        try FileManager.default.copyItem(atPath: Self.back, toPath: same)
+        try FileManager.default.linkItem(atPath: same, toPath: alias)
+        let original = try Data(contentsOf: URL(fileURLWithPath: same))
+        for args in [["compose", same, Self.front, "-o", same, "--overwrite"],
+                     ["compose", Self.back, same, "-o", alias, "--overwrite"],
+                     ["record", "--back", same, "--duration", "1", "--audio", "none", "-o", alias, "--overwrite"]] {
+            let r = try dualcam(args)
+            #expect(r.status == 1 && r.stderrLines.count == 1 && r.stderr.contains("it is also an input"), "\(args): \(r.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: same)) == original)
+        #expect(Set(dir.contents) == ["same.mp4", "alias.mp4"])
+    }
+
+    /// The container follows the name: .mp4 is MP4 (brand isom), .mov QuickTime (brand qt),
+    /// both with HEVC tagged hvc1; for record's fragmented-then-finished file too.
+    @Test(.timeLimit(.minutes(2)))
+    func anMP4NameGetsAnMP4File() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let composed = dir.path("pip.mp4"), recorded = dir.path("rec.MP4"), quickTime = dir.path("pip.mov")
+        for (args, out) in [(["compose", Self.back, Self.front, "--size", "640x360", "-o", composed], composed),
+                            (["compose", Self.back, Self.front, "--size", "640x360", "-o", quickTime], quickTime),
+                            (["record", "--back", Self.back, "--duration", "1", "--size", "640x360", "--audio", "none",
+                              "--skip-speed-check", "-o", recorded], recorded)] {
+            let r = try dualcam(args)
+            try #require(r.status == 0, "\(r.stderr)")
+            let probe = try Probe(out)
+            let brand = (probe.format["tags"] as? [String: Any])?["major_brand"] as? String
+            #expect(brand == (out == quickTime ? "qt  " : "isom"), "\(out): \(brand ?? "no brand")")
+            #expect(probe.stream("video")?["codec_tag_string"] as? String == "hvc1")
+        }
+    }
+
+    /// Negative numbers reach the range check; an inset below the minimum says the minimum;
+    /// a small inset gets a corner radius that fits it unless one is given.
+    @Test(.timeLimit(.minutes(2)))
+    func numbersAtTheEdgesAreNamedOrTaken() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("out.mov")
+        for (extra, says) in [(["--swap-at", "-1"], "Error: --swap-at must be 0 or more seconds, got -1.0"),
+                              (["--margin", "-3"], "Error: margin must be 0 or more, got -3"),
+                              (["--crf", "-1"], "Error: --crf must be 0-51; got -1"),
+                              (["--inset", "0x0"], "Error: --inset must be at least 16x16 (a smaller one shows nothing); got 0x0"),
+                              (["--inset", "15x40"], "Error: --inset must be at least 16x16"),
+                              (["--inset", "2x2", "--corner-radius", "1"], "Error: --inset must be at least 16x16")] {
+            let r = try dualcam(["compose", Self.back, Self.front, "-o", out] + extra)
+            #expect(r.status == 64 && r.stderrLines.first.map { $0.hasPrefix(says) } == true, "\(extra): \(r.stderr)")
+        }
+        #expect(dir.contents.isEmpty)
+        // The smallest inset, with the radius derived (no --corner-radius) and a 1080p front.
+        let big = dir.path("big.mp4")
+        try makeClip(big, ["-f", "lavfi", "-i", "testsrc2=s=1920x1080:r=30:d=1", "-c:v", "libx264", "-preset", "ultrafast"])
+        for inset in ["16x16", "32x32"] {
+            let r = try dualcam(["compose", Self.back, big, "--inset", inset, "--size", "640x360", "-o", dir.path("\(inset).mov")])
+            #expect(r.status == 0, "\(inset): \(r.stderr)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aSwapPastTheEndIsToldOf() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let r = try dualcam(["compose", Self.back, Self.front, "--size", "320x180", "--swap-at", "1", "--swap-at", "10",
+                             "-o", dir.path("out.mov")])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderrLines == ["dualcam: warning: --swap-at 10 is at or past the end of \(Self.back) (3.00 s): it never shows"])
+    }
+
+    /// A link at OUT pointing nowhere is something there: kept as the link it is.
+    @Test(.timeLimit(.minutes(2)))
+    func aDanglingLinkAtOutIsKeptWithoutOverwrite() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("out.mov")
+        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: "nowhere.mov")
+        for args in [["compose", Self.back, Self.front, "-o", out],
+                     ["record", "--back", Self.back, "--duration", "1", "--audio", "none", "-o", out],
+                     ["finish", Self.back, "-o", out]] {
+            let r = try dualcam(args)
+            #expect(r.status == 1 && r.stderrLines.count == 1, "\(args[0]): \(r.stderr)")
+        }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: out) == "nowhere.mov")
+        #expect(dir.contents == ["out.mov"])
+    }
+
+    /// What gives access to a stream never shows: user info, the RTMP key, SRT's secrets.
+    @Test func streamURLsAreShownWithTheirSecretsMasked() {
+        let cases = [
+            ("rtmp://live.example.com/app/sk_live_12345", "rtmp://live.example.com/app/***"),
+            ("rtmps://user:pw@live.example.com:443/app/key/more?x=1", "rtmps://***@live.example.com:443/app/***?x=1"),
+            ("srt://10.0.0.1:9000?mode=caller&passphrase=hunter2hunter2&latency=200",
+             "srt://10.0.0.1:9000?mode=caller&passphrase=***&latency=200"),
+            ("srt://host:9000?streamid=publish/key9&pbkeylen=16", "srt://host:9000?streamid=***&pbkeylen=16"),
+            ("udp://239.0.0.1:1234?pkt_size=1316", "udp://239.0.0.1:1234?pkt_size=1316"),
+            ("tcp://u@host:1", "tcp://***@host:1"),
+        ]
+        for (url, shown) in cases { #expect(LiveStreamWriter.masked(url) == shown) }
+    }
+
+    /// A driver that reports rows shorter than the picture (planar YU12 with bytesperline <
+    /// width), or a size over the pixel cap, is not read as it says: refused, never read past
+    /// the end of its buffer.
+    @Test func aCameraBufferWithAShortStrideIsRefused() {
+        let short = StreamFormat(fourcc: .yu12, width: 640, height: 360, bytesPerLine: 320, imageSize: 0, framesPerSecond: 30)
+        #expect(!RawFrameConverter.isSound(short))
+        let bytes = [UInt8](repeating: 128, count: RawFrameConverter.requiredBytes(short) + 64)
+        let out = I420Buffer(size: Size(width: 640, height: 360))
+        let matrix = bytes.withUnsafeBytes { RawFrameConverter.convert($0, short, into: out.view, output: .bt709) }
+        #expect(matrix == nil)
+        for (fourcc, line) in [(FourCC.yuyv, 1279), (.nv12, 639), (.yu12, 639)] {
+            #expect(!RawFrameConverter.isSound(StreamFormat(fourcc: fourcc, width: 640, height: 360, bytesPerLine: line,
+                                                            imageSize: 0, framesPerSecond: 30)), "\(fourcc) \(line)")
+        }
+        #expect(!RawFrameConverter.isSound(StreamFormat(fourcc: .yuyv, width: 16384, height: 8192, bytesPerLine: 32768,
+                                                        imageSize: 0, framesPerSecond: 30)))
+        #expect(RawFrameConverter.isSound(StreamFormat(fourcc: .yu12, width: 640, height: 360, bytesPerLine: 640,
+                                                       imageSize: 0, framesPerSecond: 30)))
+        #expect(RawFrameConverter.isSound(StreamFormat(fourcc: .yuyv, width: 640, height: 360, bytesPerLine: 1280,
+                                                       imageSize: 0, framesPerSecond: 30)))
+    }
+}
