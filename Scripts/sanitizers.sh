@@ -17,8 +17,8 @@ threaded='RecordTests/(durationIsKeptToTheFrame|sigusr1SwapsThePicturesMidRecord
 # runs the kernels and the content and error suites. Neither repeats the file-level tests
 # of options and output (styled inset, terminal, output choices, sync timelines), whose
 # paths the compose tests cover.
-single_threaded='DecodeScaleTests|FilterTableTests|ResampleTests|ColorTests|RotationTests|LayoutTests|CropTests|SIMDExactnessTests|ColorSIMDTests|Lanes16Tests|CameraFormatTests|JPEGRangeTests|ToneMapTests|TenBitNarrowingTests|FormatNegotiationTests'
-same_threads_as_compose='ContentTests|ErrorTests|HDRTests'
+single_threaded='DecodeScaleTests|FilterTableTests|FilterRatioPropertyTests|ResampleTests|ColorTests|RotationTests|LayoutTests|CropTests|SIMDExactnessTests|ColorSIMDTests|Lanes16Tests|CameraFormatTests|JPEGRangeTests|ToneMapTests|TenBitNarrowingTests|FormatNegotiationTests'
+same_threads_as_compose='ContentTests|ErrorTests|MistakeTests|HDRTests'
 for sanitizer in thread address; do
   scratch=.build-$sanitizer
   echo "sanitizers: building with --sanitize=$sanitizer"

@@ -14,3 +14,10 @@ swift test --skip-build --no-parallel --filter 'RecordTests|VividTests|CrashSafe
 # Damaged input: a minute of the mutation fuzzer over the fixtures (fixed seed, so a
 # failure here is reproducible with the same command; Tests/fuzz/fuzz.py --help).
 python3 Tests/fuzz/fuzz.py --dualcam .build/debug/dualcam --seconds 60 --seed 2026
+# Ordinary mistakes: a minute of random combinations of every compose and record option, at
+# and beyond their limits, over the fixtures and odd-sized clips (fixed seed; each failure is
+# printed with the command that repeats it; Tests/fuzz/options.py --help).
+python3 Tests/fuzz/options.py --dualcam .build/debug/dualcam --seconds 60 --seed 2026
+# Writers racing for one OUT: 50 rounds of record, compose --overwrite, relayout, finish and a
+# second record at random offsets; no take may be lost and no hidden file left (fixed seed).
+python3 Tests/concurrency/campaign.py --dualcam .build/debug/dualcam --rounds 50 --seed 2026
