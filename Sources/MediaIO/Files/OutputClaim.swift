@@ -43,6 +43,26 @@ public final class OutputClaim {
 
     deinit { release() }
 
+    /// Holds whatever stands at OUT now, should it have come since the claim (another
+    /// writer's file made meanwhile): refused, as at the claim, when another dualcam holds it.
+    /// Asked before anything is written to replace it.
+    public func holdWhatIsThere() throws(MediaError) {
+        guard let st = OutputPath.entry(path) else { return }
+        let now = (UInt64(st.st_dev), UInt64(st.st_ino))
+        if let found, found == now { return }
+        guard overwrite else { throw .outputExists(path: path) }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG:
+            let fd = try Self.lock(path)
+            release()
+            lockedFD = fd
+        case S_IFLNK: release()
+        case S_IFDIR: throw .cannotWrite(path: path, reason: "is a directory")
+        default: throw .cannotWrite(path: path, reason: "is not a regular file")
+        }
+        found = now
+    }
+
     /// Lets go of the file that stood at OUT (replaced, or the command is over).
     public func release() {
         if lockedFD >= 0 { close(lockedFD) }

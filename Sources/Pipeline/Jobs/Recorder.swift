@@ -718,12 +718,11 @@ public final class Recorder {
         if let failure {
             // A stuck encoder thread may still be inside the muxer: the file is left to it,
             // as it stands on disk (every complete fragment plays).
-            if !queue.isStuck { file.keepAsItIs() }
-            throw .cutShort(path: file.path, seconds: seconds, reason: failure.description)
+            let kept = queue.isStuck ? file.path : file.keepAsItIs()
+            throw .cutShort(path: kept, seconds: seconds, reason: failure.description)
         }
         do throws(MediaError) { try file.finishWriting() } catch {
-            file.keepAsItIs()
-            throw .notFinalized(path: file.path, seconds: seconds, reason: error.description)
+            throw .notFinalized(path: file.keepAsItIs(), seconds: seconds, reason: error.description)
         }
         guard file.isAtItsName else {
             let kept = file.rescueIfLost().map { "kept, a fragmented file, at \($0) (dualcam finish makes it regular)" }
@@ -732,8 +731,7 @@ public final class Recorder {
                 + "the %.1f s recorded were %@", seconds, kept)))
         }
         do throws(MediaError) { _ = try file.finalize() } catch {
-            file.keepAsItIs()
-            throw .notFinalized(path: file.path, seconds: seconds, reason: error.description)
+            throw .notFinalized(path: file.keepAsItIs(), seconds: seconds, reason: error.description)
         }
     }
 

@@ -42,19 +42,22 @@ final class RecordingFile: EncodedMovSink {
         encoders = try OutputEncoders(settings: settings)
         Self.removeAbandoned(besides: path)
         // Nothing at OUT: the take has its name from the start (a link never replaces what
-        // came meanwhile: that is then kept as with --overwrite, or refused without it).
-        let target = OutputPath.entry(path) == nil ? path : Self.pendingName(for: path)
-        if target != path && !o.overwrite { throw .outputExists(path: path) }
-        let fd: Int32
-        do { fd = try Self.create(target) } catch {
-            if error.rawValue == EEXIST { throw .outputExists(path: path) }
-            let dir = DurableFile.folder(of: path)
-            var isDir: ObjCBool = false
-            if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
-                throw .cannotWrite(path: path, reason: "folder \(dir) does not exist")
-            }
-            throw .system(path: path, writing: true, errno: error)
+        // came meanwhile). Something there (now): kept with --overwrite until the take has a
+        // picture, and held meanwhile, unless another dualcam holds it; refused without.
+        var made: (fd: Int32, target: String)?
+        do {
+            if OutputPath.entry(path) == nil { made = (try Self.create(path), path) }
+        } catch where error.rawValue == EEXIST {
+        } catch {
+            throw Self.creationFailure(error, path: path)
         }
+        if made == nil {
+            guard o.overwrite else { throw .outputExists(path: path) }
+            try claim.holdWhatIsThere()
+            let hidden = Self.pendingName(for: path)
+            do { made = (try Self.create(hidden), hidden) } catch { throw Self.creationFailure(error, path: path) }
+        }
+        let (fd, target) = made!
         lockFD = fd
         pending = target == path ? nil : target
         do {
@@ -69,6 +72,16 @@ final class RecordingFile: EncodedMovSink {
     }
 
     deinit { close(lockFD) }
+
+    private static func creationFailure(_ error: Errno, path: String) -> MediaError {
+        if error.rawValue == EEXIST { return .outputExists(path: path) }
+        let dir = DurableFile.folder(of: path)
+        var isDir: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
+            return .cannotWrite(path: path, reason: "folder \(dir) does not exist")
+        }
+        return .system(path: path, writing: true, errno: error)
+    }
 
     /// The hidden name a take is written under beside OUT while OUT is kept.
     static func pendingName(for path: String, pid: Int32 = getpid()) -> String {
@@ -146,16 +159,24 @@ final class RecordingFile: EncodedMovSink {
     /// After `finishWriting`: the regular file in OUT's place.
     func finalize() throws(MediaError) -> MovFinalizer.Result {
         if let pending, !claimIfReady() {
-            throw .cannotWrite(path: path, reason: "the take could not be given this name; it is kept at \(pending)")
+            throw .cannotWrite(path: path, reason: "the take could not be given this name (\(pending) holds it)")
         }
         return try MovFinalizer.finalizeInPlace(path, holding: lockFD)
     }
 
     /// After a failure mid-recording: closes the file as it stands; its complete fragments
-    /// play. One that holds no picture yet does not replace OUT.
-    func keepAsItIs() {
+    /// play. One that holds no picture yet does not replace OUT (and is removed); one that
+    /// does but cannot take OUT's name is given a rescue name. Where the take is kept.
+    @discardableResult
+    func keepAsItIs() -> String {
         writer.abandon()
-        if pending != nil && !claimIfReady(), let pending, isOurs(at: pending) { unlink(pending) }
+        guard let pending, !claimIfReady(), isOurs(at: pending) else { return path }
+        if (Self.size(of: lockFD) ?? 0) > headerBytes, let name = Self.freeRescueName(for: path),
+           OwnFile.move(pending, toFree: name) {
+            return name
+        }
+        unlink(pending)
+        return path
     }
 
     /// Whether the take is still under the name it was written under: finalizing reads and
