@@ -22,11 +22,11 @@ existing OUT by its bytes). Invariants, any violation fails the round:
  1. no process dies by a signal or hangs (60 s each);
  2. a process that exits non-zero exits 1, its last stderr line "dualcam: ..." explaining;
  3. no take is lost: a record that exited 0 has its whole take at OUT (duration within 0.25 s
-    of --duration, every frame decodes), unless a writer that exited 0 and started after that
-    record ended is at OUT; a record that exited non-zero must have refused before recording
+    of --duration, every frame decodes), unless a writer that exited 0 and took OUT after that
+    record ended is at OUT (when it said it held OUT: "recording to", "composing ... into"); a record that exited non-zero must have refused before recording
     (one that recorded, said so or ran its whole --duration, and then failed lost its take);
  4. OUT, if there, is whole; it is the output of a writer that exited 0 (or the existing OUT
-    still, when none did), not superseded by a writer that exited 0 and started after it
+    still, when none did), not superseded by a writer that exited 0 and took OUT after it
     ended; no writer that exited 0 and started after a record said "recording to OUT" claims OUT
     while that record's take sits there; the take's files are untouched;
  5. nothing but OUT and the take's files is left in the folder (no hidden file).
@@ -102,6 +102,12 @@ class Run:
         self.hung = False
         self.error = None
         self.recording_at = None          # when a record's stderr said "dualcam: recording to"
+        self.claimed_at = None            # when it said it had OUT: that line, or compose's "composing ..."
+
+    @property
+    def took_out_at(self):
+        """When the writer had OUT: what it said once it held it, else its start (the earliest it could)."""
+        return self.claimed_at if self.claimed_at is not None else self.start
 
     @property
     def ok(self):
@@ -119,8 +125,9 @@ class Run:
                 live.append(proc)
             out, lines = [], []
 
-            def read_stdout():
-                out.append(proc.stdout.read())
+            def read_stdout():   # each line with when it came: when compose said it was composing
+                for line in iter(proc.stdout.readline, b""):
+                    out.append((time.monotonic(), line.decode("utf-8", "replace")))
 
             def read_stderr():   # each line with when it came: when a record said it was recording
                 for line in iter(proc.stderr.readline, b""):
@@ -140,9 +147,13 @@ class Run:
             for t in readers:
                 t.join(10)
             self.returncode = proc.returncode
-            self.stdout = b"".join(out).decode("utf-8", "replace")
+            self.stdout = "".join(line for _, line in out)
             self.stderr = "".join(line for _, line in lines)
             self.recording_at = next((t for t, line in lines if line.startswith("dualcam: recording to")), None)
+            # A writer says it is at work only once it holds OUT (record: "recording to", after
+            # its claim; compose and relayout: "composing ... into", after their output's claim).
+            composing_at = next((t for t, line in out if line.startswith("composing ")), None)
+            self.claimed_at = self.recording_at if self.recording_at is not None else composing_at
         except Exception as e:            # noqa: BLE001 - reported as the round's failure
             self.error = f"{type(e).__name__}: {e}"
             if self.end is None:
@@ -348,10 +359,13 @@ class Campaign:
                         v.append(f"3: {r.name}: its take at OUT is not whole (duration {duration}, "
                                  f"--duration {r.duration}, decode: {errors[:200] or 'ok'})")
                     continue
-                later = [w for w in succeeded if w is not r and w.start > r.end and w.name == ident]
+                # A writer that took OUT only once the record had ended may replace its finished
+                # take (--overwrite asked for it); one that started earlier but was still opening
+                # its inputs when the record ended counts from when it said it held OUT.
+                later = [w for w in succeeded if w is not r and w.took_out_at > r.end and w.name == ident]
                 if not later:
                     v.append(f"3: {r.name} exited 0 but its take is lost: OUT is {self.describe(ident, duration)}, "
-                             f"and no writer that exited 0 started after {r.name} ended is there")
+                             f"and no writer that exited 0 took OUT after {r.name} ended is there")
             elif r.returncode is not None and not r.hung:
                 said = r.recording_at is not None
                 ran = r.end - r.start >= r.duration
@@ -367,8 +381,8 @@ class Campaign:
             else:
                 at = by_name[ident]
                 for w in succeeded:
-                    if w is not at and w.start > at.end:
-                        v.append(f"4: OUT is {ident}'s, but {w.name} exited 0 and started after {ident} ended")
+                    if w is not at and w.took_out_at > at.end:
+                        v.append(f"4: OUT is {ident}'s, but {w.name} exited 0 and took OUT after {ident} ended")
                 if ident in ("A", "B") and at.recording_at is not None:
                     for w in succeeded:
                         if w is not at and w.start > at.recording_at:

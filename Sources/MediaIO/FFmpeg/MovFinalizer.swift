@@ -131,17 +131,23 @@ public enum MovFinalizer {
     /// Replaces the fragmented recording at `path` with its finalised form, atomically:
     /// written beside it, put on disk, renamed over it. On any failure the fragmented file
     /// is left as it was. `holding`: the caller's descriptor that holds the recording's lock.
-    public static func finalizeInPlace(_ path: String, holding: Int32) throws(MediaError) -> Result {
-        try finalize(path, into: path, overwrite: true, holding: holding)
+    /// The result's `lock` holds the finished file's lock for as long as the caller keeps it.
+    public static func finalizeInPlace(_ path: String, holding: Int32) throws(MediaError) -> (Result, lock: AtomicOutput) {
+        try finalizeHeld(path, into: path, overwrite: true, holding: holding)
     }
 
     /// As `finalizeInPlace`, writing `destination` instead (replaced only with `overwrite`).
     public static func finalize(_ source: String, into destination: String, overwrite: Bool,
                                 holding: Int32? = nil) throws(MediaError) -> Result {
+        try finalizeHeld(source, into: destination, overwrite: overwrite, holding: holding).0
+    }
+
+    private static func finalizeHeld(_ source: String, into destination: String, overwrite: Bool,
+                                     holding: Int32?) throws(MediaError) -> (Result, lock: AtomicOutput) {
         let output = try AtomicOutput(destination: destination, overwrite: overwrite || destination == source, holding: holding)
         let result = try remux(from: source, to: output.temporaryPath, descriptor: output.descriptor, reportedPath: destination)
         try output.commit()
-        return result
+        return (result, output)
     }
 }
 

@@ -41,3 +41,12 @@ public enum RecordingLock {
     public static let heldReason = "is being recorded right now by another dualcam, or written by one (compose, relayout, "
         + "finish): it is left to it"
 }
+
+/// Locks kept until the process exits, when the kernel drops them: a finished take stays held
+/// through the end of the command (its summary, the windows closing), not only while it is
+/// written, so no other dualcam replaces it while the one that made it still runs.
+public enum HeldUntilExit {
+    /// Keeps the lock taken through `fd`: a duplicate of it is left open (a flock belongs to
+    /// the open file, so it lasts while any descriptor of it does).
+    public static func keep(_ fd: Int32) { _ = fcntl(fd, F_DUPFD_CLOEXEC, 0) }
+}

@@ -161,7 +161,9 @@ final class RecordingFile: EncodedMovSink {
         if let pending, !claimIfReady() {
             throw .cannotWrite(path: path, reason: "the take could not be given this name (\(pending) holds it)")
         }
-        return try MovFinalizer.finalizeInPlace(path, holding: lockFD)
+        let (result, lock) = try MovFinalizer.finalizeInPlace(path, holding: lockFD)
+        HeldUntilExit.keep(lock.descriptor)
+        return result
     }
 
     /// After a failure mid-recording: closes the file as it stands; its complete fragments
