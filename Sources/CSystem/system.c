@@ -1,7 +1,12 @@
 #define _GNU_SOURCE
 #include "CSystem.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -17,4 +22,22 @@ int dc_link_descriptor(int fd, const char *to) {
     char self[64];
     snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
     return linkat(AT_FDCWD, self, AT_FDCWD, to, AT_SYMLINK_FOLLOW);
+}
+
+int dc_bind_abstract(const char *name) {
+    struct sockaddr_un address;
+    size_t length = strlen(name);
+    if (length + 1 > sizeof address.sun_path) { errno = ENAMETOOLONG; return -1; }
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    memcpy(address.sun_path + 1, name, length);  /* sun_path[0] == 0: the abstract namespace */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (bind(fd, (struct sockaddr *)&address, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + length)) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
 }

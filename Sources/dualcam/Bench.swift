@@ -19,12 +19,12 @@ struct Bench: ParsableCommand {
             release build for real figures.
             """)
 
-    @Option(help: "Frames per case (default: 600; 10 with --instructions).") var frames: Int?
+    @Option(parsing: .unconditional, help: "Frames per case (default: 600; 10 with --instructions).") var frames: Int?
     @Flag(help: "Print one JSON object instead of a table.") var json = false
-    @Option(name: .customLong("budget-ms"), help: "Per-frame latency budget for p99, in milliseconds.")
+    @Option(name: .customLong("budget-ms"), parsing: .unconditional, help: "Per-frame latency budget for p99, in milliseconds.")
     var budgetMs = 16.0
     @Flag(help: "Also time the scalar reference kernels (kernel cases; slow).") var withScalar = false
-    @Option(help: "Threads composing each frame (1 or 2).") var threads = 2
+    @Option(parsing: .unconditional, help: "Threads composing each frame (1 or 2).") var threads = 2
     @Option(help: "cold: every source frame comes from memory (a camera's); warm: from cache (a decoder's).")
     var sources: LatencyBench.Sources = .cold
     @Option(help: ArgumentHelp("Only these cases (comma-separated).", valueName: "NAMES"))
@@ -46,7 +46,7 @@ struct Bench: ParsableCommand {
     @Option(help: ArgumentHelp("Compare with a saved --json run (the same kind: instructions or times) and exit 1 naming every case that regressed.",
                                valueName: "FILE"))
     var baseline: String?
-    @Option(help: ArgumentHelp("How much worse than the baseline a case may be, in per cent (default: 1 for instructions, 25 for times).",
+    @Option(parsing: .unconditional, help: ArgumentHelp("How much worse than the baseline a case may be, in per cent (default: 1 for instructions, 25 for times).",
                                valueName: "PCT"))
     var tolerance: Double?
     /// The process `--instructions` starts under callgrind: counts, prints nothing.

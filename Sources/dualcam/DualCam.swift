@@ -21,12 +21,18 @@ struct DualCam: ParsableCommand {
         } catch let failure as Failure {
             leave(failure)
         } catch let error as MediaError {
-            leave(Failure(error.description, code: error == .interrupted ? 130 : 1))
-        } catch where error is ValidationError || error is ExitCode || error is CleanExit {
-            exit(withError: error)
+            leave(Failure(error.description, code: error == .interrupted ? Interruption.exitCode : 1))
+        } catch where Self.isArgumentParsers(error) {
+            exit(withError: error)  // help asked for (`help compose`), a usage error, an exit code
         } catch {
             leave(Failure(String(describing: error)))
         }
+    }
+
+    /// The argument parser's own errors and requests (help, usage, CleanExit, ExitCode, the
+    /// internal CommandError that `help SUBCOMMAND` throws): it prints and exits for them.
+    private static func isArgumentParsers(_ error: any Error) -> Bool {
+        String(reflecting: type(of: error)).hasPrefix("ArgumentParser.")
     }
 
     private static func leave(_ failure: Failure) -> Never {
@@ -43,7 +49,7 @@ struct DualCam: ParsableCommand {
 }
 
 /// A failure as users and scripts see it: one line on stderr (`DualCam.main` prints it) and a
-/// non-zero exit code (1; 2 for a benchmark gate's own; 130 for an interruption).
+/// non-zero exit code (1; 2 for a benchmark gate's own; 128 + the signal for an interruption).
 struct Failure: Error, CustomStringConvertible {
     let message: String
     let code: Int32

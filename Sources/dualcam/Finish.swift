@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaIO
+import Pipeline
 
 struct Finish: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,6 +21,22 @@ struct Finish: ParsableCommand {
 
     func run() throws {
         FFmpegLog.setVerbose(false)
+        if let st = OutputPath.entry(file), (st.st_mode & S_IFMT) == S_IFDIR { throw Failure("\(file) is a folder, not a recording") }
+        guard try MovAtoms.isQuickTime(file) else {
+            throw Failure("\(file): not a QuickTime or MP4 recording (nothing to finish)")
+        }
+        try finish(file, into: output, overwrite: overwrite)
+        // A take recorded with --iso and killed: its cameras' own files are fragmented too.
+        guard output == nil else { return }
+        for role in ["back", "front"] {
+            let camera = IsoFiles.path(for: file, role: role)
+            if OutputPath.entry(camera) != nil, (try? MovAtoms.isFragmented(camera)) == true {
+                try finish(camera, into: nil, overwrite: false)
+            }
+        }
+    }
+
+    private func finish(_ file: String, into output: String?, overwrite: Bool) throws {
         guard try MovAtoms.isFragmented(file) else {
             if output == nil {
                 print("\(file) is already a regular QuickTime file: nothing to do")

@@ -31,7 +31,7 @@ struct LayoutOptions: ParsableArguments {
             valueName: "pip|side-by-side"))
     var arrangement: Arrangement = .pip
 
-    @Option(help: ArgumentHelp("Inset size, at least \(PiPLayout.minimumInset) (default: 160x213 at 1080p, in proportion at "
+    @Option(parsing: .unconditional, help: ArgumentHelp("Inset size, at least \(PiPLayout.minimumInset) (default: 160x213 at 1080p, in proportion at "
                                + "other --size).", valueName: "WxH"))
     var inset: String?
 
@@ -108,7 +108,7 @@ struct LayoutOptions: ParsableArguments {
 /// What the file holds: picture size, rate, codec and how hard it is compressed, the
 /// sound's bitrate, and how players turn the picture.
 struct OutputFormatOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Output picture size (even numbers).", valueName: "WxH"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Output picture size (even numbers).", valueName: "WxH"))
     var size = "\(PiPLayout.defaultCanvas)"
 
     @Option(parsing: .unconditional,
@@ -129,10 +129,10 @@ struct OutputFormatOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: "Constant rate factor: lower is better quality, 0-51 (default 28).")
     var crf: Int?
 
-    @Option(help: ArgumentHelp("Average video bitrate instead of --crf, e.g. 6M or 800k.", valueName: "RATE"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Average video bitrate instead of --crf, e.g. 6M or 800k.", valueName: "RATE"))
     var bitrate: String?
 
-    @Option(help: ArgumentHelp("AAC bitrate, 32k-512k.", valueName: "RATE"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("AAC bitrate, 32k-512k.", valueName: "RATE"))
     var audioBitrate = "160k"
 
     @Option(parsing: .unconditional,
@@ -145,7 +145,7 @@ struct OutputFormatOptions: ParsableArguments {
     static let largest = Size(width: 7680, height: 4320)
 
     func validate() throws {
-        guard let s = Size(parsing: size) else { throw ValidationError("--size must be WIDTHxHEIGHT, e.g. 1280x720; got '\(size)'") }
+        guard let s = Size(parsing: size) else { throw ValidationError("--size must be WIDTHxHEIGHT with even sides from 64 to \(Self.largest), e.g. 1280x720; got '\(size)'") }
         guard s.width % 2 == 0, s.height % 2 == 0, s.width >= 64, s.height >= 64,
               s.width <= Self.largest.width, s.height <= Self.largest.height else {
             throw ValidationError("--size must have even sides from 64 to \(Self.largest.width)x\(Self.largest.height); got \(size)")

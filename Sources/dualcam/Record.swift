@@ -28,7 +28,7 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("The inset camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var front: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS"))
     var duration: Double?
-    @Option(help: ArgumentHelp("Capture size asked of the cameras, kept even when they are slow at it (default: the output's "
+    @Option(parsing: .unconditional, help: ArgumentHelp("Capture size asked of the cameras, kept even when they are slow at it (default: the output's "
                                + "--size, or the largest size at which a camera reaches --fps).", valueName: "WxH"))
     var capture: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("Frame rate asked of the cameras (default: the output's --rate); formats and sizes that "
@@ -95,7 +95,7 @@ struct Record: ParsableCommand {
         if let duration, !(duration > 0 && duration <= Self.longestDuration) {
             throw ValidationError("--duration must be more than 0 and at most \(Int(Self.longestDuration)) seconds (a year)")
         }
-        if let fps, !(fps > 0 && fps <= 240) { throw ValidationError("--fps must be between 0 and 240") }
+        if let fps, !(fps > 0 && fps <= 240) { throw ValidationError("--fps must be more than 0 and at most 240; got \(fps)") }
         if let pixelFormat, CameraPixelFormat.named(pixelFormat) == nil {
             throw ValidationError("--pixel-format must be \(Self.pixelFormatNames)")
         }
@@ -123,7 +123,7 @@ struct Record: ParsableCommand {
         }
         if output == RecordOptions.noFile && virtualCamera == nil && !previewOptions.preview && stream == nil {
             throw Failure("-o none writes no file: it needs --virtual-camera DEV, --preview or --stream URL to send the pictures "
-                 + "somewhere (a file named none: -o none.mov)")
+                          + "somewhere (a file named none: -o none.mov)")
         }
         // A recording frees and reallocates large buffers all the time (the muxer builds each
         // fragment in one, ~0.5 MB). glibc's default raises its mmap threshold after the
@@ -176,18 +176,10 @@ struct Record: ParsableCommand {
         }
         let reporting = reporting
         recorder.log = { reporting.note($0) }
-        if let stream {
-            do throws(MediaError) { try LiveStream.check(url: stream, hevc: options.video.codec == .hevc) } catch {
-                throw Failure(error.description)
-            }
-        }
+        if let stream { try LiveStream.check(url: stream, hevc: options.video.codec == .hevc) }
         if let virtualCamera {
-            do {
-                recorder.virtualCamera = try VirtualCamera(path: virtualCamera, size: options.layout.canvas,
-                                                           framesPerSecond: format.rate, log: { reporting.note($0) })
-            } catch {
-                throw Failure(error.description)
-            }
+            recorder.virtualCamera = try VirtualCamera(path: virtualCamera, size: options.layout.canvas,
+                                                       framesPerSecond: format.rate, log: { reporting.note($0) })
         }
         defer { recorder.virtualCamera?.stop() }
         if reporting.showsLiveLine {

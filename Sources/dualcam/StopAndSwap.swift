@@ -20,6 +20,11 @@ enum Interruption {
     /// only write(2) is safe there, so the text is made beforehand).
     nonisolated(unsafe) private static var busyMessage: UnsafeMutableBufferPointer<CChar>?
 
+    /// The signal that asked to stop (SIGINT when a key or the window did): the exit code of a
+    /// job it cut short is 128 + it, as shells report.
+    private static let signalNumber = Atomic<Int32>(SIGINT)
+    static var exitCode: Int32 { 128 + signalNumber.load(ordering: .relaxed) }
+
     static var requested: Bool { flag.load(ordering: .relaxed) }
     static func request() { flag.store(true, ordering: .relaxed) }
     /// Swap requests so far (SIGUSR1, `s` on stdin).
@@ -60,8 +65,10 @@ enum Interruption {
         // Touch every static the handler uses: their lazy initialisation is not signal-safe.
         _ = flag.load(ordering: .relaxed)
         _ = finishing.load(ordering: .relaxed)
-        let handler: @convention(c) (Int32) -> Void = { _ in
+        _ = signalNumber.load(ordering: .relaxed)
+        let handler: @convention(c) (Int32) -> Void = { received in
             let already = Interruption.flag.exchange(true, ordering: .relaxed)
+            if !already { Interruption.signalNumber.store(received, ordering: .relaxed) }
             if already, Interruption.finishing.load(ordering: .acquiring), let m = Interruption.busyMessage {
                 _ = write(2, m.baseAddress, m.count)
             }

@@ -18,16 +18,8 @@ import Testing
         Case(name: "a playlist naming a file outside its folder") { dir in
             // An HLS playlist whose segments are in another folder (as one could name
             // ../../secret): nothing outside the playlist's folder is read.
-            let media = dir.path("media"), mine = dir.path("mine")
-            try FileManager.default.createDirectory(atPath: media, withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: mine, withIntermediateDirectories: true)
-            let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", good, "-c", "copy", "-f", "hls", "-hls_time", "1",
-                                                   "-hls_list_size", "0", media + "/in.m3u8"])
-            guard r.status == 0 else { throw ProbeError(message: r.stderr) }
-            let playlist = try String(contentsOfFile: media + "/in.m3u8", encoding: .utf8)
-                .replacingOccurrences(of: "\nin", with: "\n../media/in")
-            try playlist.write(toFile: mine + "/pip.m3u8", atomically: true, encoding: .utf8)
-            return (["compose", mine + "/pip.m3u8", front, "-o", dir.path("out.mov")], "names files outside its folder")
+            let playlist = try outsidePlaylist(in: dir)
+            return (["compose", playlist, front, "-o", dir.path("out.mov")], "names files outside its folder")
         },
         // A concat list opens each file it names in a context of FFmpeg's own, beyond the
         // folder check: lists are not read at all, whether what they name leads outside
@@ -41,14 +33,7 @@ import Testing
             return (["compose", mine + "/list.txt", front, "-o", dir.path("out.mov")], "list.txt: cannot open")
         },
         Case(name: "a concat list naming a playlist whose segment is outside its folder") { dir in
-            let media = dir.path("media"), mine = dir.path("mine")
-            for folder in [media, mine] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-            let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", good, "-c", "copy", "-f", "hls", "-hls_time", "1",
-                                                   "-hls_list_size", "0", media + "/in.m3u8"])
-            guard r.status == 0 else { throw ProbeError(message: r.stderr) }
-            let playlist = try String(contentsOfFile: media + "/in.m3u8", encoding: .utf8)
-                .replacingOccurrences(of: "\nin", with: "\n../media/in")
-            try playlist.write(toFile: mine + "/pip.m3u8", atomically: true, encoding: .utf8)
+            let mine = (try outsidePlaylist(in: dir) as NSString).deletingLastPathComponent
             try "ffconcat version 1.0\nfile 'pip.m3u8'\n".write(toFile: mine + "/list.txt", atomically: true, encoding: .utf8)
             return (["compose", mine + "/list.txt", front, "-o", dir.path("out.mov")], "list.txt: cannot open")
         },
@@ -81,10 +66,12 @@ import Testing
         },
         // Sound asked of a file that has none: refused by compose as by record.
         Case(name: "compose --audio front of a soundless front") { dir in
-            (["compose", good, front, "--audio", "front", "-o", dir.path("out.mov")], "it has no sound track (--audio front")
+            (["compose", good, front, "--audio", "front", "-o", dir.path("out.mov")],
+             "front-4x3-25fps.mkv has no sound track: --audio front takes its sound (--audio none records a silent track)")
         },
         Case(name: "record --audio front of a soundless front") { dir in
-            (["record", "--back", good, "--front", front, "--audio", "front", "-o", dir.path("out.mov")], "front-4x3-25fps.mkv")
+            (["record", "--back", good, "--front", front, "--audio", "front", "-o", dir.path("out.mov")],
+             "front-4x3-25fps.mkv has no sound track: --audio front takes its sound (--audio none records a silent track)")
         },
         Case(name: "missing file") { dir in
             (["compose", dir.path("nope.mp4"), front, "-o", dir.path("out.mov")], "nope.mp4")
@@ -170,6 +157,19 @@ import Testing
              "libnonexistent265")
         },
     ]
+
+    /// DIR/mine/pip.m3u8, an HLS playlist of BACK whose segments are in DIR/media.
+    static func outsidePlaylist(in dir: TempDir) throws -> String {
+        let media = dir.path("media"), mine = dir.path("mine")
+        for folder in [media, mine] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", good, "-c", "copy", "-f", "hls", "-hls_time", "1",
+                                               "-hls_list_size", "0", media + "/in.m3u8"])
+        guard r.status == 0 else { throw ProbeError(message: r.stderr) }
+        let playlist = try String(contentsOfFile: media + "/in.m3u8", encoding: .utf8)
+            .replacingOccurrences(of: "\nin", with: "\n../media/in")
+        try playlist.write(toFile: mine + "/pip.m3u8", atomically: true, encoding: .utf8)
+        return mine + "/pip.m3u8"
+    }
 
     @Test(arguments: cases)
     func failsInOneLineAndLeavesNothing(_ c: Case) throws {

@@ -135,4 +135,18 @@ import Testing
         #expect(RawFrameConverter.isSound(StreamFormat(fourcc: .yuyv, width: 640, height: 360, bytesPerLine: 1280,
                                                        imageSize: 0, framesPerSecond: 30)))
     }
+
+    /// Help in every form people type it prints the help and exits 0 (the argument parser's
+    /// own requests pass through the one place that maps errors to exits untouched).
+    @Test func helpInEveryFormIsHelp() throws {
+        for args in [["--help"], ["-h"], ["help"], ["help", "compose"], ["compose", "--help"], ["record", "-h"],
+                     ["help", "finish"], ["relayout", "--help"]] {
+            let r = try dualcam(args)
+            #expect(r.status == 0 && r.stdout.contains("USAGE: dualcam") && r.stderr.isEmpty, "\(args): \(r.stdout) \(r.stderr)")
+        }
+        let version = try dualcam(["--version"])
+        #expect(version.status == 0 && version.stdout.hasPrefix("dualcam "))
+        let typo = try dualcam(["compose", "a.mp4", "b.mp4", "-o", "c.mov", "--colour", "red"])
+        #expect(typo.status == 64 && typo.stderr.hasPrefix("Error: Unknown option '--colour'"), "\(typo.stderr)")
+    }
 }

@@ -17,4 +17,9 @@ int dc_open_unnamed(const char *folder, mode_t mode);
  * /proc/self/fd/N, which needs no privilege, unlike AT_EMPTY_PATH. */
 int dc_link_descriptor(int fd, const char *to);
 
+/* Binds a Unix socket to `name` in the abstract namespace (no file: it goes away with the last
+ * descriptor, so with the process however it ends) and returns it; -1 with EADDRINUSE when
+ * another socket has that name. A lock on a name that needs nothing on disk. */
+int dc_bind_abstract(const char *name);
+
 #endif

@@ -58,6 +58,11 @@ public final class ALSACapture {
         let rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)
         guard rc >= 0, let handle else {
             if rc == -EBUSY { throw .cannotOpen(path: device, reason: Self.busyReason(device)) }
+            // ALSA says "No such file or directory" for a name it does not know, even a file's.
+            if rc == -ENOENT || rc == -EINVAL {
+                throw .cannotOpen(path: device, reason: "not an ALSA capture device (`dualcam devices` lists them; --audio back "
+                                  + "or front takes the sound of a file given as --back or --front)")
+            }
             throw .cannotOpen(path: device, reason: String(cString: snd_strerror(rc)))
         }
         // It stays non-blocking: reads wait in snd_pcm_wait, with a timeout, and a read then

@@ -40,6 +40,14 @@ public enum MovAtoms {
         return atoms
     }
 
+    /// Whether the file is QuickTime or MP4 at all: it starts with one of their top-level
+    /// boxes and has an index (moov) or fragments (moof).
+    public static func isQuickTime(_ path: String) throws(MediaError) -> Bool {
+        let atoms = try topLevel(path)
+        guard let first = atoms.first?.type, ["ftyp", "moov", "mdat", "free", "skip", "wide"].contains(first) else { return false }
+        return atoms.contains { $0.type == "moov" || $0.type == "moof" }
+    }
+
     /// Whether the file holds movie fragments (a recording not yet finalised).
     public static func isFragmented(_ path: String) throws(MediaError) -> Bool {
         try topLevel(path).contains { $0.type == "moof" }

@@ -12,11 +12,14 @@ import Glibc
 /// - the new file takes the name without replacing anything unless `--overwrite` was given
 ///   (`RENAME_NOREPLACE`, or a hard link, which never replaces), and even then it replaces
 ///   only what stood there at the claim, or a file that no other dualcam holds.
+/// - OUT's name itself is held from the claim until the new file has it (`NameLock`), so a
+///   writer that finds nothing there yet is no less alone than one that finds a file.
 /// A file being written is locked by its writer from the moment it has a name, so "held" is
 /// always a question the kernel answers (the lock goes with the process, however it ends).
 public final class OutputClaim {
     public let path: String
     public let overwrite: Bool
+    private var nameLock: NameLock?
     /// What lstat found at OUT when claimed (nil: nothing).
     private var found: (device: UInt64, inode: UInt64)?
     /// The file found at OUT, open to hold its lock; -1 when there is none to hold (nothing
@@ -29,6 +32,13 @@ public final class OutputClaim {
     public init(path: String, overwrite: Bool, holding own: Int32? = nil) throws(MediaError) {
         self.path = path
         self.overwrite = overwrite
+        nameLock = NameLock(for: path)
+        // The caller holding the file at OUT may hold its name too (a recording finishing its
+        // own take); anyone else who holds the name is writing OUT.
+        if nameLock?.isHeldByAnother == true {
+            nameLock = nil
+            if own == nil { throw .cannotWrite(path: path, reason: RecordingLock.heldReason) }
+        }
         guard let st = OutputPath.entry(path) else { return }
         if (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotWrite(path: path, reason: "is a directory") }
         guard overwrite else { throw .outputExists(path: path) }
@@ -54,17 +64,23 @@ public final class OutputClaim {
         switch st.st_mode & S_IFMT {
         case S_IFREG:
             let fd = try Self.lock(path)
-            release()
+            letGoOfFound()
             lockedFD = fd
-        case S_IFLNK: release()
+        case S_IFLNK: letGoOfFound()
         case S_IFDIR: throw .cannotWrite(path: path, reason: "is a directory")
         default: throw .cannotWrite(path: path, reason: "is not a regular file")
         }
         found = now
     }
 
-    /// Lets go of the file that stood at OUT (replaced, or the command is over).
+    /// Lets go of OUT: of its name and of the file that stood there (replaced, or the command
+    /// is over).
     public func release() {
+        letGoOfFound()
+        nameLock = nil
+    }
+
+    private func letGoOfFound() {
         if lockedFD >= 0 { close(lockedFD) }
         lockedFD = -1
     }
@@ -124,6 +140,42 @@ public final class OutputClaim {
     private func finished() {
         release()
         DurableFile.syncFolder(of: path)
+    }
+}
+
+/// A lock on a file's name, whether or not anything is there: an abstract Unix socket named
+/// after the folder (its device and inode, so every path to it is one name) and the file's
+/// name. It leaves nothing on disk, and goes with the process however it ends.
+final class NameLock {
+    private let socket: Int32
+    /// Another process (or another claim of this one) holds the name.
+    let isHeldByAnother: Bool
+
+    /// Takes the name's lock. Where it cannot be had for another reason than its holder (no
+    /// such folder: the write says so itself), nothing is held and nothing refused.
+    init(for path: String) {
+        var folder = stat()
+        let name = Array((path as NSString).lastPathComponent.utf8)
+        guard stat(DurableFile.folder(of: path), &folder) == 0 else {
+            (socket, isHeldByAnother) = (-1, false)
+            return
+        }
+        let key = String(format: "dualcam-out:%llx:%llx:%016llx%016llx:%d", UInt64(folder.st_dev), UInt64(folder.st_ino),
+                         Self.fnv1a(name), Self.djb2(name), name.count)
+        socket = dc_bind_abstract(key)
+        isHeldByAnother = socket < 0 && errno == EADDRINUSE
+    }
+
+    deinit { if socket >= 0 { close(socket) } }
+
+    /// Two independent 64-bit hashes of the name: 128 bits keep two names in one folder from
+    /// ever sharing a lock.
+    static func fnv1a(_ bytes: [UInt8]) -> UInt64 {
+        bytes.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+    }
+
+    static func djb2(_ bytes: [UInt8]) -> UInt64 {
+        bytes.reduce(5381) { ($0 << 5) &+ $0 &+ UInt64($1) }
     }
 }
 

@@ -12,6 +12,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
     /// A system call on `path` failed (opening it when not `writing`): the errno kept.
     case system(path: String, writing: Bool, errno: Errno, context: String = "")
     case outputExists(path: String)
+    /// `--audio back|front` named a file with no sound track.
+    case noSound(path: String, asked: String)
     case interrupted
 
     public var description: String {
@@ -28,6 +30,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
         case let .system(path, writing, errno, context):
             return "\(path): cannot \(writing ? "write" : "open"): \(context)\(errno)"
         case let .outputExists(path): return "\(path): already exists (use --overwrite to replace it)"
+        case let .noSound(path, asked):
+            return "\(path) has no sound track: --audio \(asked) takes its sound (--audio none records a silent track)"
         case .interrupted: return "interrupted; no output written"
         }
     }

@@ -89,9 +89,7 @@ public final class ComposeJob {
         }
         if audioSource != nil { audioName = o.audio.rawValue }
         if audioSource == nil && o.audioRequired && o.audio != .none {
-            throw .cannotOpen(path: o.audio == .back ? o.back : o.front,
-                              reason: "it has no sound track (--audio \(o.audio.rawValue) takes its sound; --audio none "
-                              + "writes a silent track)")
+            throw .noSound(path: o.audio == .back ? o.back : o.front, asked: o.audio.rawValue)
         }
         if let take = o.soundOf {
             // BACK's timeline: a camera's own file starts with the take, frame for frame, and

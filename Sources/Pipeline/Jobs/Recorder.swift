@@ -241,10 +241,7 @@ public final class Recorder {
         // The sound of a file source: there before any camera opens.
         if case let .fileSound(back) = options.audio, let spec = back ? options.back : options.front {
             do throws(MediaError) {
-                guard try AudioReader.hasSound(spec) else {
-                    throw .cannotOpen(path: spec, reason: "it has no sound track to record (--audio back and front take a file "
-                                      + "source's sound; --audio none records a silent track)")
-                }
+                guard try AudioReader.hasSound(spec) else { throw .noSound(path: spec, asked: back ? "back" : "front") }
             } catch { throw .media(error) }
         }
         // A device the user named first: a wrong --audio fails before anything else happens.
