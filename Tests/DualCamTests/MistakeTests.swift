@@ -149,4 +149,24 @@ import Testing
         let typo = try dualcam(["compose", "a.mp4", "b.mp4", "-o", "c.mov", "--colour", "red"])
         #expect(typo.status == 64 && typo.stderr.hasPrefix("Error: Unknown option '--colour'"), "\(typo.stderr)")
     }
+
+    /// `finish` of what is no recording at all (text, an empty file, Matroska, a folder) says so
+    /// in one line, exit 1 (it said "already a regular QuickTime file", exit 0), and changes
+    /// nothing.
+    @Test func finishRefusesWhatIsNoQuickTimeFile() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        try "notes\n".write(toFile: dir.path("t.mov"), atomically: true, encoding: .utf8)
+        _ = FileManager.default.createFile(atPath: dir.path("empty.mov"), contents: Data())
+        try FileManager.default.copyItem(atPath: Self.front, toPath: dir.path("f.mkv"))
+        try FileManager.default.createDirectory(atPath: dir.path("folder"), withIntermediateDirectories: false)
+        let before = Set(dir.contents)
+        for name in ["t.mov", "empty.mov", "f.mkv", "folder"] {
+            let r = try dualcam(["finish", dir.path(name)])
+            #expect(r.status == 1 && r.stderrLines.count == 1 && r.stderr.contains(name) && r.stdout.isEmpty, "\(name): \(r.stderr)")
+        }
+        #expect(Set(dir.contents) == before)
+        let regular = try dualcam(["finish", Self.back])
+        #expect(regular.status == 0 && regular.stdout.contains("already a regular QuickTime file"), "\(regular.stderr)")
+    }
 }

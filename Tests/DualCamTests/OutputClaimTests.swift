@@ -100,4 +100,51 @@ extension CrashSafetyTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
         }
     }
+
+    /// A name nothing stands at yet is held from the claim too: a record or a second compose
+    /// aimed at it while a compose --overwrite runs is refused at once (before, the record
+    /// ran, finished, and was replaced at the compose's end), and the compose's file is whole.
+    @Test(.timeLimit(.minutes(2)))
+    func aNameNotThereYetIsHeldByItsFirstWriter() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let long = dir.path("long.mp4"), out = dir.path("fresh.mov")
+        try makeClip(long, ["-f", "lavfi", "-i", "testsrc=s=640x360:r=30:d=10", "-c:v", "libx264", "-preset", "ultrafast"])
+        var others: [(String, RunResult?)] = []
+        // At 1080p, long enough (seconds) for the other two to start while it runs.
+        let c = try dualcam(["compose", long, Reference.front, "--overwrite", "-o", out]) { _ in
+            Thread.sleep(forTimeInterval: 0.7)
+            others.append(("record", try? dualcam(["record", "--skip-speed-check", "--back", Reference.back, "--duration", "1",
+                                                   "--size", "320x180", "--audio", "none", "--overwrite", "-o", out])))
+            others.append(("compose", try? dualcam(["compose", Reference.back, Reference.front, "--size", "320x180", "-o", out])))
+        }
+        #expect(c.status == 0, "\(c.stderr)")
+        for (name, r) in others {
+            #expect(r?.status == 1 && r?.stderrLines.count == 1 && r?.stderr.contains("is being recorded right now") == true,
+                    "\(name): \(r?.stderr ?? "did not run")")
+        }
+        #expect(abs((Probe.number(try Probe(out).stream("video")?["duration"]) ?? 0) - 10) < 0.1)
+        #expect(Set(dir.contents) == ["long.mp4", "fresh.mov"])
+    }
+
+    /// A take recorded with --iso and killed: `finish TAKE` makes the take and both cameras'
+    /// files regular, and says so for each.
+    @Test(.timeLimit(.minutes(2)))
+    func finishMakesAKilledIsoTakeWhole() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let take = dir.path("killed.mov")
+        let r = try dualcam(["record", "--back", Reference.back, "--front", Reference.front, "--iso", "--duration", "30",
+                             "--audio", "none", "--skip-speed-check", "--size", "640x360", "-o", take]) { p in
+            Thread.sleep(forTimeInterval: 2.5)
+            kill(p.processIdentifier, SIGKILL)
+        }
+        #expect(r.status != 0)
+        let f = try dualcam(["finish", take])
+        #expect(f.status == 0, "\(f.stderr)")
+        for name in ["killed.mov", "killed.back.mov", "killed.front.mov"] {
+            try Self.expectRegularFaststart(dir.path(name))
+            #expect(f.stdout.contains("finished \(dir.path(name)):"), "\(f.stdout)")
+        }
+    }
 }
