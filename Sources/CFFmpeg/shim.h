@@ -26,7 +26,7 @@
 
 /* Local input files, opened so that nothing but local files inside the input's own folder
  * is read. Every name is a file: FFmpeg takes "take12:30.mov" for a URL of a protocol
- * "take12" unless it is given as "file:take12:30.mov". A playlist (HLS, DASH, concat) can
+ * "take12" unless it is given as "file:take12:30.mov". A playlist (HLS) can
  * only open files in its folder, and only through the file protocol: nested opens go
  * through dc_input_io_open, which resolves the name and refuses anything outside. */
 typedef int (*dc_io_open_fn)(struct AVFormatContext *, AVIOContext **, const char *, int, AVDictionary **);
@@ -52,11 +52,16 @@ static int dc_input_io_open(struct AVFormatContext *s, AVIOContext **pb, const c
     return input->original(s, pb, opened, flags, options);
 }
 
-/* Every demuxer but concat, for format_whitelist: concat opens each listed file in a context
- * of its own, with FFmpeg's io_open rather than ours, so a list inside the folder could name a
- * file outside it (through a link, or a playlist that names one). The others that open files
- * of their own (HLS, DASH, IMF, image sequences, QuickTime references) do so through the
- * context's io_open, which checks them. Made once; never freed. */
+/* Every demuxer but those that open the files they name past the context's io_open, for
+ * format_whitelist: concat opens each listed file in a context of its own with FFmpeg's
+ * io_open; DASH and IMF open their segments and resources with avio_open2 (a manifest inside
+ * the folder could name ../secret, seen done with DASH). The others that open files of their
+ * own (HLS, image sequences, QuickTime references) do so through io_open, which checks them.
+ * Made once; never freed. */
+static inline int dc_reads_past_io_open(const char *name) {
+    return strcmp(name, "concat") == 0 || strcmp(name, "dash") == 0 || strcmp(name, "imf") == 0;
+}
+
 /* A variable of a static function's: one a header declares at file scope is not emitted for
  * Swift's importer. */
 static inline char **dc_confined_format_slot(void) {
@@ -68,12 +73,12 @@ static void dc_make_confined_formats(void) {
     size_t size = 1;
     const AVInputFormat *f;
     void *it = NULL;
-    while ((f = av_demuxer_iterate(&it))) if (strcmp(f->name, "concat") != 0) size += strlen(f->name) + 1;
+    while ((f = av_demuxer_iterate(&it))) if (!dc_reads_past_io_open(f->name)) size += strlen(f->name) + 1;
     char *names = calloc(size, 1);
     if (!names) return;
     it = NULL;
     while ((f = av_demuxer_iterate(&it))) {
-        if (strcmp(f->name, "concat") == 0) continue;
+        if (dc_reads_past_io_open(f->name)) continue;
         if (names[0]) strcat(names, ",");
         strcat(names, f->name);
     }

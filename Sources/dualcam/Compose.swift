@@ -44,8 +44,17 @@ struct Compose: ParsableCommand {
     /// progress, preview, summary, one line on failure.
     static func execute(_ inputs: ComposeOptions, describing what: String, encoding: EncodingOptions, layout: LayoutOptions,
                         reporting: ReportingOptions, previewOptions: PreviewOptions) throws {
-        try OutputPath.check(encoding.output, overwrite: encoding.overwrite,
-                             inputs: [inputs.back, inputs.front] + (inputs.soundOf.map { [$0] } ?? []))
+        let files = [inputs.back, inputs.front] + (inputs.soundOf.map { [$0] } ?? [])
+        try OutputPath.check(encoding.output, overwrite: encoding.overwrite, inputs: files)
+        for file in files {
+            var st = stat()
+            // A pipe or device gives its bytes once, and each input is read twice (its picture,
+            // its sound): a named pipe no one writes would also hold the open for ever.
+            if stat(file, &st) == 0, ![S_IFREG, S_IFDIR].contains(st.st_mode & S_IFMT) {
+                throw Failure("\(file) is not a regular file: compose reads each input twice (picture and sound), which a "
+                              + "pipe or a device cannot give")
+            }
+        }
         var options = inputs
         options.layout = try layout.layout(canvas: encoding.format.canvas)
         options.video = encoding.videoSettings(reporting: reporting)
@@ -55,9 +64,11 @@ struct Compose: ParsableCommand {
         Interruption.install()
         job.isCancelled = { Interruption.requested }
         // On stdout with the summary: stderr is for what went wrong, one line.
-        if !reporting.quiet && !reporting.json {
-            let line = "composing \(what) into \(encoding.output)"
-            job.onStart = { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        let line = !reporting.quiet && !reporting.json ? "composing \(what) into \(encoding.output)\n" : nil
+        Interruption.exitAtOnceUntilStarted(true)
+        job.onStart = {
+            Interruption.exitAtOnceUntilStarted(false)
+            if let line { FileHandle.standardOutput.write(Data(line.utf8)) }
         }
         let started = ProcessInfo.processInfo.systemUptime
         if reporting.showsLiveLine {

@@ -25,6 +25,13 @@ enum Interruption {
     private static let signalNumber = Atomic<Int32>(SIGINT)
     static var exitCode: Int32 { 128 + signalNumber.load(ordering: .relaxed) }
 
+    /// Until a composition has opened everything and starts its first frame, a stop signal
+    /// ends the process at once: it may be blocked in an open that never returns (a named pipe
+    /// no one writes, a hung network mount), and nothing it made has a name yet (its output
+    /// is an unnamed file, its locks go with it).
+    private static let exitsAtOnce = Atomic<Bool>(false)
+    static func exitAtOnceUntilStarted(_ on: Bool) { exitsAtOnce.store(on, ordering: .releasing) }
+
     static var requested: Bool { flag.load(ordering: .relaxed) }
     static func request() { flag.store(true, ordering: .relaxed) }
     /// Swap requests so far (SIGUSR1, `s` on stdin).
@@ -66,7 +73,13 @@ enum Interruption {
         _ = flag.load(ordering: .relaxed)
         _ = finishing.load(ordering: .relaxed)
         _ = signalNumber.load(ordering: .relaxed)
+        _ = exitsAtOnce.load(ordering: .relaxed)
         let handler: @convention(c) (Int32) -> Void = { received in
+            if Interruption.exitsAtOnce.load(ordering: .acquiring) {
+                let message: StaticString = "dualcam: interrupted; no output written\n"
+                _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+                _exit(128 + received)
+            }
             let already = Interruption.flag.exchange(true, ordering: .relaxed)
             if !already { Interruption.signalNumber.store(received, ordering: .relaxed) }
             if already, Interruption.finishing.load(ordering: .acquiring), let m = Interruption.busyMessage {

@@ -37,6 +37,26 @@ import Testing
             try "ffconcat version 1.0\nfile 'pip.m3u8'\n".write(toFile: mine + "/list.txt", atomically: true, encoding: .utf8)
             return (["compose", mine + "/list.txt", front, "-o", dir.path("out.mov")], "list.txt: cannot open")
         },
+        // DASH opens its segments with FFmpeg's own avio_open2, past the folder check: a
+        // manifest is not read at all.
+        Case(name: "a DASH manifest naming segments outside its folder") { dir in
+            let media = dir.path("media"), mine = dir.path("mine")
+            for folder in [media, mine] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", good, "-an", "-c", "copy", "-f", "dash",
+                                                   "-seg_duration", "1", media + "/s.mpd"])
+            guard r.status == 0 else { throw ProbeError(message: r.stderr) }
+            let manifest = try String(contentsOfFile: media + "/s.mpd", encoding: .utf8)
+                .replacingOccurrences(of: "initialization=\"", with: "initialization=\"../media/")
+                .replacingOccurrences(of: "media=\"", with: "media=\"../media/")
+            try manifest.write(toFile: mine + "/evil.mpd", atomically: true, encoding: .utf8)
+            return (["compose", mine + "/evil.mpd", front, "-o", dir.path("out.mov")], "evil.mpd: cannot open")
+        },
+        // A named pipe (or device) gives its bytes once, and an input is read twice; one that
+        // no one writes would hold the open for ever.
+        Case(name: "a named pipe as an input") { dir in
+            guard mkfifo(dir.path("pipe.mp4"), 0o600) == 0 else { throw ProbeError(message: "mkfifo failed") }
+            return (["compose", good, dir.path("pipe.mp4"), "-o", dir.path("out.mov")], "pipe.mp4 is not a regular file")
+        },
         // OUT: a dangling link is something there (kept without --overwrite); standard output
         // and names of other containers are refused; so is an input as OUT.
         Case(name: "a dangling link at OUT") { dir in

@@ -23,8 +23,13 @@ import Testing
             let r = try dualcam(args)
             #expect(r.status == 1 && r.stderrLines.count == 1 && r.stderr.contains("it is also an input"), "\(args): \(r.stderr)")
         }
+        // A file a playlist names is an input too.
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:3.0,\nsame.mp4\n#EXT-X-ENDLIST\n"
+            .write(toFile: dir.path("list.m3u8"), atomically: true, encoding: .utf8)
+        let named = try dualcam(["compose", dir.path("list.m3u8"), Self.front, "-o", same, "--overwrite"])
+        #expect(named.status == 1 && named.stderrLines.count == 1 && named.stderr.contains("it is also an input"), "\(named.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: same)) == original)
-        #expect(Set(dir.contents) == ["same.mp4", "alias.mp4"])
+        #expect(Set(dir.contents) == ["same.mp4", "alias.mp4", "list.m3u8"])
     }
 
     /// The container follows the name: .mp4 is MP4 (brand isom), .mov QuickTime (brand qt),
@@ -168,5 +173,24 @@ import Testing
         #expect(Set(dir.contents) == before)
         let regular = try dualcam(["finish", Self.back])
         #expect(regular.status == 0 && regular.stdout.contains("already a regular QuickTime file"), "\(regular.stderr)")
+    }
+
+    /// A composition cut short by SIGTERM or SIGHUP exits 128 + the signal, as shells report
+    /// (SIGINT's 130 stays), leaving nothing; one stopped at its very start too (it may be
+    /// blocked in an open then).
+    @Test(.timeLimit(.minutes(2)))
+    func aStopSignalGivesItsOwnExitCode() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let long = dir.path("long.mkv")
+        try makeClip(long, ["-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=60", "-c:v", "libx264", "-preset", "ultrafast"])
+        for (signal, code, after) in [(SIGTERM, Int32(143), 1.5), (SIGHUP, 129, 1.5), (SIGTERM, 143, 0.3)] {
+            let r = try dualcam(["compose", long, Self.front, "-o", dir.path("out.mov")]) { p in
+                Thread.sleep(forTimeInterval: after)
+                kill(p.processIdentifier, signal)
+            }
+            #expect(r.status == code && r.stderrLines == ["dualcam: interrupted; no output written"], "\(signal) at \(after) s: \(r.stderr)")
+            #expect(dir.contents == ["long.mkv"])
+        }
     }
 }

@@ -53,9 +53,48 @@ public enum OutputPath {
                 throw .cannotWrite(path: path, reason: RecordingLock.heldReason)
             }
         }
-        for input in inputs where isSameFile(input, path) {
+        for input in withFilesNamed(by: inputs) where isSameFile(input, path) {
             throw .cannotWrite(path: path, reason: "it is also an input (\(input)): the output would replace what it is made from")
         }
+    }
+
+    /// `inputs` and the files the HLS playlists among them name (segments, init sections,
+    /// the playlists they name in turn, three deep): an output must be none of them.
+    public static func withFilesNamed(by inputs: [String]) -> [String] {
+        inputs + inputs.flatMap { filesNamed(byPlaylist: $0, depth: 3) }
+    }
+
+    static func filesNamed(byPlaylist path: String, depth: Int) -> [String] {
+        var st = stat()
+        // Only a regular file is opened to look: a named pipe's open would wait for a writer.
+        guard depth > 0, stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+              let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        // A playlist is text that says so at its start; what is larger is no playlist of ours.
+        guard let data = try? handle.read(upToCount: 4 << 20), data.starts(with: Array("#EXTM3U".utf8)) else { return [] }
+        let folder = (path as NSString).deletingLastPathComponent
+        var named: [String] = []
+        for line in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline) {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("#") {
+                // URI="..." attributes: EXT-X-MAP's init section, EXT-X-MEDIA's renditions.
+                var rest = Substring(text)
+                while let start = rest.range(of: "URI=\"") {
+                    let value = rest[start.upperBound...]
+                    guard let end = value.firstIndex(of: "\"") else { break }
+                    named.append(String(value[..<end]))
+                    rest = value[value.index(after: end)...]
+                }
+            } else if !text.isEmpty {
+                named.append(text)
+            }
+        }
+        let paths = named.map { name -> String in
+            let file = name.hasPrefix("file:") ? String(name.dropFirst(5)) : name
+            return file.hasPrefix("/") ? file : (folder.isEmpty ? file : folder + "/" + file)
+        }
+        return paths + paths.filter { $0.hasSuffix(".m3u8") || $0.hasSuffix(".m3u") }
+            .flatMap { filesNamed(byPlaylist: $0, depth: depth - 1) }
     }
 
     /// Whether two names lead to one file, links followed: the same device and inode. (A name
