@@ -183,7 +183,9 @@ import Testing
         let out = dir.path("slow.mov"), slow = dir.path("red-then-blue-15fps.mkv")
         try makeClip(slow, ["-f", "lavfi", "-i", "color=red:s=320x240:r=15:d=1[a];color=blue:s=320x240:r=15:d=2[b];[a][b]concat=n=2:v=1:a=0",
                             "-c:v", "libx264", "-pix_fmt", "yuv420p", "-r", "15"])
-        let r = try dualcam(["record", "--back", slow, "--front", dir.path("no-front"), "--duration", "2", "--json", "-o", out])
+        // No --front (and no camera here): the slow one alone. A --front that is not there
+        // fails the recording.
+        let r = try dualcam(["record", "--back", slow, "--duration", "2", "--json", "-o", out])
         try #require(r.status == 0, "\(r.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(summary["frames"] as? Int == 60)
@@ -443,7 +445,9 @@ import Testing
         let dir = try TempDir()
         let r = try dualcam(["record", "--back", dir.path("nope"), "--front", dir.path("nope2"), "-o", dir.path("x.mov")])
         #expect(r.status != 0)
-        #expect(r.stderr.contains("no usable camera"))
+        // Named and not there: that name is the error (before, "no usable camera", since a
+        // named camera that failed to open was left out like an absent second one).
+        #expect(r.stderr.contains("--back \(dir.path("nope")): No such file or directory"), "\(r.stderr)")
         #expect(r.stderr.split(separator: "\n").last?.hasPrefix("dualcam: ") == true)
         #expect(!FileManager.default.fileExists(atPath: dir.path("x.mov")))
     }

@@ -114,13 +114,9 @@ public final class OutputClaim {
             var st = stat()
             guard lstat(path, &st) == 0 else {
                 // Nothing there: taking the name never replaces what appears meanwhile.
-                if dc_rename_noreplace(name, path) == 0 { return finished() }
+                if OwnFile.move(name, toFree: path) { return finished() }
                 let e = errno
                 if e == EEXIST { if overwrite { continue } else { throw .outputExists(path: path) } }
-                if e == EINVAL || e == ENOSYS {  // a file system without RENAME_NOREPLACE
-                    if link(name, path) == 0 { unlink(name); return finished() }
-                    if errno == EEXIST { if overwrite { continue } else { throw .outputExists(path: path) } }
-                }
                 throw .system(path: path, writing: true, errno: Errno(e))
             }
             guard overwrite else { throw .outputExists(path: path) }
@@ -204,11 +200,11 @@ public enum OwnFile {
                 throw Errno.current
             }
             _ = RecordingLock.take(fd)
-            guard move(name + ".new", toFree: name) else {
+            // Both names are this process's own (its pid in them): a plain rename.
+            guard rename(name + ".new", name) == 0 else {
                 let e = Errno.current
                 unlink(name + ".new")
                 close(fd)
-                if e.rawValue == EEXIST { continue }
                 throw e
             }
             return (fd, name)
@@ -231,11 +227,18 @@ public enum OwnFile {
     /// replaces); false with errno set otherwise.
     public static func link(_ fd: Int32, to path: String) -> Bool { dc_link_descriptor(fd, path) == 0 }
 
-    /// Gives the file at `from` the name `to` as well, then drops `from`: a move that never
-    /// replaces what is at `to`.
+    /// Moves `from` to `to`, never replacing what is at `to` (false with errno EEXIST):
+    /// RENAME_NOREPLACE; where the file system has none (9p, which shares the test VM's
+    /// root; NFS) a rename once `to` is seen free, the name lock keeping every other dualcam
+    /// away meanwhile. (Not a hard link and an unlink: 9p then loses the file under its new
+    /// name, seen in the VM.)
     public static func move(_ from: String, toFree to: String) -> Bool {
-        guard Glibc.link(from, to) == 0 else { return false }
-        unlink(from)
-        return true
+        if dc_rename_noreplace(from, to) == 0 { return true }
+        if errno == EEXIST { return false }
+        guard OutputPath.entry(to) == nil else {
+            errno = EEXIST
+            return false
+        }
+        return rename(from, to) == 0
     }
 }

@@ -92,7 +92,9 @@ final class RecordingFile: EncodedMovSink {
     /// A new take at `name`, locked before it has that name; fails with EEXIST rather than
     /// replace anything there.
     private static func create(_ name: String) throws(Errno) -> Int32 {
-        let made = try OwnFile.create(in: DurableFile.folder(of: name), hiddenPrefix: name + ".", suffix: ".new")
+        let folder = DurableFile.folder(of: name)
+        let made = try OwnFile.create(in: folder, hiddenPrefix: "\(folder)/.\((name as NSString).lastPathComponent).",
+                                      suffix: ".new")
         let named = made.name.map { OwnFile.move($0, toFree: name) } ?? OwnFile.link(made.fd, to: name)
         guard named else {
             let failure = Errno.current
