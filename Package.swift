@@ -88,8 +88,8 @@ let package = Package(
         // descriptor).
         // DWARF 4: valgrind 3.19 (Debian 12), which counts the benchmarks' instructions,
         // cannot read the DWARF 5 clang writes by default ("possibly corrupted debuginfo").
-        .target(name: "CSystem", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
-        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CJPEG", "CV4L2", "CALSA", "CSystem", "Compositor"], swiftSettings: strict),
+        .target(name: "CLinuxCalls", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CJPEG", "CV4L2", "CALSA", "CLinuxCalls", "Compositor"], swiftSettings: strict),
         .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor", "CV4L2"], swiftSettings: strict),
         // The benchmark harness (`dualcam bench`): the product's paths timed beside their
         // floors and libswscale / libjpeg-turbo references. Nothing in the product uses it.

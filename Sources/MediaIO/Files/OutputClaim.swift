@@ -1,4 +1,4 @@
-import CSystem
+import CLinuxCalls
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
-#ifndef DUALCAM_CSYSTEM_H
-#define DUALCAM_CSYSTEM_H
+#ifndef DUALCAM_CLINUXCALLS_H
+#define DUALCAM_CLINUXCALLS_H
 
 #include <sys/types.h>
 
