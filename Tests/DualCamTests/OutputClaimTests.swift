@@ -8,6 +8,19 @@ import Testing
 /// name someone else takes away is kept under a rescue name. Real time: with the
 /// CrashSafetyTests, one at a time.
 extension CrashSafetyTests {
+    /// Refused in one line, exit 1, because another dualcam holds OUT.
+    static func expectRefusedAsHeld(_ r: RunResult?, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(r?.status == 1 && r?.stderrLines.count == 1
+                && r?.stderr.contains("is being recorded right now by another dualcam") == true,
+                "\(what): \(r?.stderr ?? "did not run")", sourceLocation: sourceLocation)
+    }
+
+    /// No hidden (temporary, pending) file left in `dir`.
+    static func expectNoHiddenFile(in dir: TempDir, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty,
+                sourceLocation: sourceLocation)
+    }
+
     /// compose --overwrite and relayout --overwrite onto a take being recorded are refused in
     /// one line (before, the take's name was taken and its 6 s were gone), and the take ends
     /// whole at OUT, as long as asked.
@@ -29,14 +42,10 @@ extension CrashSafetyTests {
             refused.append(("relayout", try? dualcam(["relayout", take, "--size", "320x180", "--overwrite", "-o", out])))
         }
         #expect(r.status == 0, "\(r.stderr)")
-        for (name, result) in refused {
-            #expect(result?.status == 1 && result?.stderrLines.count == 1
-                    && result?.stderr.contains("is being recorded right now by another dualcam") == true,
-                    "\(name): \(result?.stderr ?? "did not run")")
-        }
+        for (name, result) in refused { Self.expectRefusedAsHeld(result, name) }
         try Self.expectRegularFaststart(out)
         #expect(abs(try Self.packetsEnd(out, stream: "v:0") - 4) < 0.1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+        try Self.expectNoHiddenFile(in: dir)
     }
 
     /// Two `record --overwrite OUT` started at the same instant: one records, the other is
@@ -61,11 +70,10 @@ extension CrashSafetyTests {
             let ok = results.indices.filter { results[$0]?.status == 0 }
             #expect(ok.count == 1, "round \(round): \(results.map { $0?.stderr ?? "did not run" })")
             guard let winner = ok.first, let loser = results[1 - winner] else { continue }
-            #expect(loser.status == 1 && loser.stderrLines.count == 1 && loser.stderr.contains("is being recorded right now"),
-                    "round \(round): \(loser.stderr)")
+            Self.expectRefusedAsHeld(loser, "round \(round)")
             try Self.expectRegularFaststart(out)
             #expect(abs(try Self.packetsEnd(out, stream: "v:0") - Double(durations[winner])!) < 0.1, "round \(round)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+            try Self.expectNoHiddenFile(in: dir)
         }
     }
 
@@ -97,7 +105,7 @@ extension CrashSafetyTests {
             #expect(finished.status == 0, "\(finished.stderr)")
             try Self.expectRegularFaststart(rescued)
             if takeAway != "remove" { #expect(FileManager.default.contents(atPath: out) == other) }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+            try Self.expectNoHiddenFile(in: dir)
         }
     }
 
@@ -119,10 +127,7 @@ extension CrashSafetyTests {
             others.append(("compose", try? dualcam(["compose", Reference.back, Reference.front, "--size", "320x180", "-o", out])))
         }
         #expect(c.status == 0, "\(c.stderr)")
-        for (name, r) in others {
-            #expect(r?.status == 1 && r?.stderrLines.count == 1 && r?.stderr.contains("is being recorded right now") == true,
-                    "\(name): \(r?.stderr ?? "did not run")")
-        }
+        for (name, r) in others { Self.expectRefusedAsHeld(r, name) }
         #expect(abs((Probe.number(try Probe(out).stream("video")?["duration"]) ?? 0) - 10) < 0.1)
         #expect(Set(dir.contents) == ["long.mp4", "fresh.mov"])
     }
