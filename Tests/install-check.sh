@@ -8,6 +8,12 @@ prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 bash Scripts/install.sh "$prefix" >/dev/null
 "$prefix/bin/dualcam" --version | grep -q '^dualcam '
+# The harness is a program of its own: `dualcam bench` runs the installed one, and the
+# recorder's binary links no valgrind, perf-event or benchmark code.
+"$prefix/bin/dualcam" bench --cases inset-only-480p --frames 3 | grep -q '^inset-only-480p ' \
+  || { echo "install-check: dualcam bench does not run the installed harness" >&2; exit 1; }
+harness=$( (nm -C "$prefix/bin/dualcam"; ldd "$prefix/bin/dualcam") | grep -Ei 'valgrind|callgrind|perf_event|Benchmarking|PerfInstructions|LatencyBench|PathBench|BaselineGate' | head -3 || true)
+[ -z "$harness" ] || { echo "install-check: the dualcam binary carries the benchmark harness: $harness" >&2; exit 1; }
 page=$(MANWIDTH=200 man -l "$prefix/share/man/man1/dualcam.1" 2>/dev/null | sed "s/.\x08//g")
 for want in "compose" "record" "--corner-radius" "--codec" "--rotate" "--quiet"; do
   grep -q -- "$want" <<<"$page" || { echo "install-check: the man page lacks $want" >&2; exit 1; }

@@ -1,0 +1,82 @@
+import Foundation
+
+/// `--baseline FILE`: each case's figures against those a saved `--json` run gives it. A
+/// figure more than `tolerance` per cent over its baseline fails the gate; every such case
+/// is named (stderr), so one run tells all that regressed.
+struct BaselineGate {
+    enum Kind { case instructions, times }
+    let path: String
+    let tolerance: Double
+    let kind: Kind
+    let baseline: [String: [String: Double]]
+    /// What counted a baseline of instructions (nil for times, or a file from before the
+    /// field said which: callgrind was then the only counter).
+    let counter: Bench.CounterChoice?
+
+    init(path: String, tolerance: Double, kind: Kind) throws {
+        self.path = path
+        self.tolerance = tolerance
+        self.kind = kind
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = access(path, R_OK) == 0 ? "cannot be read" : String(cString: strerror(errno))
+            throw Self.failure("\(path): \(reason) (save one first: dualcam bench\(kind == .instructions ? " --instructions" : "") --json > \(path))")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let cases = object["cases"] as? [[String: Any]]
+        else { throw Self.failure("\(path): not a saved `dualcam bench --json` run") }
+        let counted = object["counter"] != nil
+        counter = (object["counter"] as? String).flatMap { Bench.CounterChoice(rawValue: $0) }
+        if counted != (kind == .instructions) {
+            throw Self.failure("\(path) holds \(counted ? "instruction counts" : "times"): compare it with a run "
+                      + (counted ? "with" : "without") + " --instructions")
+        }
+        if counted, let machine = object["machine"] as? String, machine != Bench.machine {
+            FileHandle.standardError.write(Data(("bench: \(path) was counted on \(machine), this is \(Bench.machine): "
+                + "libjpeg-turbo and libswscale pick their code by CPU and may count differently\n").utf8))
+        }
+        var figures: [String: [String: Double]] = [:]
+        for c in cases {
+            guard let name = c["name"] as? String else { continue }
+            figures[name] = c.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+        }
+        baseline = figures
+    }
+
+    /// A baseline that cannot be used: exit 2, as a regression is not (that is 1).
+    static func failure(_ line: String) -> BenchFailure { BenchFailure(message: "bench: \(line)", code: 2) }
+
+    /// True when no case regressed.
+    func check(_ rows: [(name: String, metrics: [String: Double])]) throws -> Bool {
+        fflush(nil)  // every output stream: the report first, then the verdict, in a log that takes both
+        var regressed: [String] = [], improved: [String] = [], compared = 0
+        for row in rows {
+            guard let old = baseline[row.name] else {
+                FileHandle.standardError.write(Data("bench: \(row.name): not in \(path), not gated\n".utf8))
+                continue
+            }
+            for (metric, value) in row.metrics.sorted(by: { $0.key < $1.key }) {
+                guard let before = old[metric], before > 0 else { continue }
+                compared += 1
+                let change = (value / before - 1) * 100
+                guard abs(change) > tolerance else { continue }
+                let unit = kind == .instructions ? Bench.grouped(value) : String(format: "%.3f ms", value)
+                let was = kind == .instructions ? Bench.grouped(before) : String(format: "%.3f ms", before)
+                let line = String(format: "%@ %@: %@ against %@ (%+.2f %%)", row.name, metric, unit, was, change)
+                if change > 0 { regressed.append(line) } else { improved.append(line) }
+            }
+        }
+        for line in regressed {
+            FileHandle.standardError.write(Data("bench: REGRESSED \(line), over the \(String(format: "%g", tolerance)) % tolerance\n".utf8))
+        }
+        // A gain kept in the baseline would hide a later regression of up to its size.
+        for line in improved {
+            FileHandle.standardError.write(Data(("bench: improved \(line): save a new baseline (the same command with "
+                + "--json > \(path), without --baseline) so that a later regression cannot hide behind this gain\n").utf8))
+        }
+        if regressed.isEmpty {
+            FileHandle.standardError.write(Data(("bench: \(compared) figures of \(rows.count) cases, none more than "
+                + "\(String(format: "%g", tolerance)) % over \(path)\n").utf8))
+        }
+        return regressed.isEmpty
+    }
+}
