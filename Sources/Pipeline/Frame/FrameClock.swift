@@ -21,31 +21,31 @@ public struct FrameClock: Sendable {
 /// more than half a frame before t (the camera slowed down or missed a frame) repeats the
 /// previous picture instead, the nearer one in time: showing the new one there would put
 /// the picture ahead of the sound.
-struct SlotClock {
-    let frames: FrameClock
+package struct SlotClock {
+    package let frames: FrameClock
     /// Slots in the whole recording when its length is fixed.
-    let limit: Int?
-    private(set) var origin: Double?
+    package let limit: Int?
+    package private(set) var origin: Double?
     /// The next slot to fill; also the number filled so far.
-    private(set) var next = 0
+    package private(set) var next = 0
 
-    init(fps: Int, duration: Double?) {
+    package init(fps: Int, duration: Double?) {
         frames = FrameClock(fps: fps)
         limit = duration.map(frames.frameCount(forDuration:))
     }
 
-    var fps: Int { frames.fps }
-    var isComplete: Bool { limit.map { next >= $0 } ?? false }
+    package var fps: Int { frames.fps }
+    package var isComplete: Bool { limit.map { next >= $0 } ?? false }
     /// Whether `slot` is the last of a recording of fixed length.
-    func isLastSlot(_ slot: Int) -> Bool { limit.map { slot == $0 - 1 } ?? false }
+    package func isLastSlot(_ slot: Int) -> Bool { limit.map { slot == $0 - 1 } ?? false }
     /// Seconds of output so far.
-    var seconds: Double { frames.time(ofFrame: next) }
+    package var seconds: Double { frames.time(ofFrame: next) }
 
     /// Picks the recording up again after a pause with the picture taken at `t`: the next
     /// slot is due at `t`, so the file goes straight on from the last slot before the pause
     /// (no frozen picture for the time paused). Returns how far the origin moved: the time
     /// left out, which the sound skips too.
-    mutating func resume(at t: Double) -> Double {
+    package mutating func resume(at t: Double) -> Double {
         guard let origin else { return 0 }
         let moved = t - frames.time(ofFrame: next) - origin
         self.origin = origin + moved
@@ -55,7 +55,7 @@ struct SlotClock {
     /// The slots the picture taken at `t` settles: first those that repeat the previous
     /// picture, then those that show this one. Both zero: the picture is not needed (the
     /// camera runs faster than the output, or the recording is complete).
-    mutating func due(pictureAt t: Double) -> (repeats: Int, shows: Int) {
+    package mutating func due(pictureAt t: Double) -> (repeats: Int, shows: Int) {
         let origin = self.origin ?? t
         self.origin = origin
         let half = frames.period / 2
