@@ -15,6 +15,10 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
     /// `--audio back|front` named a file with no sound track.
     case noSound(path: String, asked: String)
     case interrupted
+    /// The layout cannot be composed (sizes the compositor cannot place).
+    case cannotCompose(reason: String)
+    /// An output beside the file (the virtual camera) cannot be used: the line says why.
+    case outputUnusable(String)
 
     public var description: String {
         switch self {
@@ -33,6 +37,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
         case let .noSound(path, asked):
             return "\(path) has no sound track: --audio \(asked) takes its sound (--audio none records a silent track)"
         case .interrupted: return "interrupted; no output written"
+        case let .cannotCompose(reason): return "cannot compose this layout: \(reason)"
+        case let .outputUnusable(why): return why
         }
     }
 }

@@ -75,66 +75,62 @@ public final class ComposeJob {
         let front = try VideoReader(path: o.front, decoderThreads: o.decoderThreads)
         let compositor: PiPCompositor
         do { compositor = try PiPCompositor(layout: o.layout, threads: 2) } catch {
-            throw .encoderFailed(name: "compositor", reason: error.description)
+            throw .cannotCompose(reason: error.description)
         }
-        var audioSource: AudioReader? = nil
-        var audioName = "silence"
-        switch o.audio {
-        case .back:
-            audioSource = try AudioReader(path: o.back, timeline: back.timeline)
-        case .front:
-            audioSource = try AudioReader(path: o.front, timeline: front.timeline)
-        case .none:
-            break
-        }
-        if audioSource != nil { audioName = o.audio.rawValue }
-        if audioSource == nil && o.audioRequired && o.audio != .none {
-            throw .noSound(path: o.audio == .back ? o.back : o.front, asked: o.audio.rawValue)
-        }
+        let (sound, soundName) = try openSound(back: back, front: front)
+        let sink = try FaststartFile(path: o.output, overwrite: o.overwrite, video: o.video, metadata: o.metadata)
+        let clock = FrameClock(fps: Int(o.video.framesPerSecond))
+        let pictures = try FilePictures(back: back, front: front, clock: clock)
+        defer { pictures.stop() }
+        let audio = SoundFollower(source: sound, samplesPerFrame: Int(OutputAudio.sampleRate) / clock.fps)
+        onStart()
+        let (frames, composedInPlace) = try composeFrames(pictures, step: FrameStep(compositor: compositor), into: sink,
+                                                          audio: audio, expected: back.declaredDuration.map(clock.frameCount))
+        try audio.end(at: frames, into: sink)
+        try sink.finishWriting()
+        return ComposeSummary(frames: frames, duration: clock.time(ofFrame: frames), audioSamples: sink.soundSamplesWritten,
+                              audioSource: soundName, seconds: Date().timeIntervalSince(started),
+                              composedInPlace: composedInPlace,
+                              warnings: [back, front].filter { $0.damagedPackets > 0 }.map {
+                                  "\($0.path): \($0.damagedPackets) damaged video packet(s) skipped"
+                              } + Self.swapsNeverShown(o.swaps, frames: frames, fps: clock.fps, back: o.back))
+    }
+
+    /// The sound asked for (BACK's, FRONT's, the take's for `relayout`, or none), and its name.
+    private func openSound(back: VideoReader, front: VideoReader) throws(MediaError) -> (AudioReader?, String) {
+        let o = options
         if let take = o.soundOf {
             // BACK's timeline: a camera's own file starts with the take, frame for frame, and
             // its timeline is learnt as it is decoded (the take's own picture is never read).
-            audioSource = try AudioReader(path: take, timeline: back.timeline)
-            audioName = "the take's"
+            return (try AudioReader(path: take, timeline: back.timeline), "the take's")
         }
+        let source: AudioReader?
+        switch o.audio {
+        case .back: source = try AudioReader(path: o.back, timeline: back.timeline)
+        case .front: source = try AudioReader(path: o.front, timeline: front.timeline)
+        case .none: source = nil
+        }
+        if source == nil && o.audioRequired && o.audio != .none {
+            throw .noSound(path: o.audio == .back ? o.back : o.front, asked: o.audio.rawValue)
+        }
+        return (source, source == nil ? "silence" : o.audio.rawValue)
+    }
 
-        let sink = try FaststartFile(path: o.output, overwrite: o.overwrite, video: o.video, metadata: o.metadata)
-        let canvas = try EncoderFrame(size: o.video.size)
-
-        let clock = FrameClock(fps: Int(o.video.framesPerSecond))
-        let samplesPerFrame = Int(OutputAudio.sampleRate) / clock.fps
-        let queue = SampleQueue()
-        let backPictures = DecodeAhead(back), frontPictures = DecodeAhead(front)
-        defer { backPictures.stop(); frontPictures.stop() }
-        var backNow = try backPictures.next()!   // next() throws when a stream has no frame at all
-        var backNext = try backPictures.next()
-        var frontNow = try frontPictures.next()!
-        var frontNext = try frontPictures.next()
-        var total: Int? = nil
-        let expected = back.declaredDuration.map { clock.frameCount(forDuration: $0) }
-        var n = 0, composedInPlace = 0
-        let step = FrameStep(compositor: compositor)
+    /// Every output frame: the pictures that meet there (`FilePictures`), the roles the swap
+    /// schedule and policy give it, composed and written with the sound that goes with it.
+    /// Returns the frames written and how many took the inset in place.
+    private func composeFrames(_ pictures: FilePictures, step: FrameStep, into sink: FaststartFile, audio: SoundFollower,
+                               expected: Int?) throws(MediaError) -> (Int, Int) {
+        let canvas = try EncoderFrame(size: options.video.size)
         var swap = SwapPolicy()
-        onStart()
+        var n = 0, composedInPlace = 0
         while true {
             if isCancelled() { throw .interrupted }
-            while let b = backNext, clock.isDue(b.time, byFrame: n) {
-                backNow = b
-                backNext = try backPictures.next()
-            }
-            if backNext == nil && total == nil {
-                total = clock.frameCount(forDuration: backNow.time + backNow.duration)
-            }
-            if let total, n >= total { break }
-            while let f = frontNext, clock.isDue(f.time, byFrame: n) {
-                frontNow = f
-                frontNext = try frontPictures.next()
-            }
-
-            let swapped = swap.frame(asked: o.swaps.isSwapped(frame: n, fps: clock.fps),
-                                     newMainReduction: (swap.showing ? backNow : frontNow).reduction,
-                                     newMainIsInsetOnly: (swap.showing ? backNow : frontNow).isInsetOnly)
-            let (frame, inPlace) = try step.frame(back: backNow, front: frontNow, swapped: swapped,
+            guard try pictures.advance(toFrame: n) else { break }
+            let newMain = swap.showing ? pictures.back : pictures.front
+            let swapped = swap.frame(asked: options.swaps.isSwapped(frame: n, fps: pictures.clock.fps),
+                                     newMainReduction: newMain.reduction, newMainIsInsetOnly: newMain.isInsetOnly)
+            let (frame, inPlace) = try step.frame(back: pictures.back, front: pictures.front, swapped: swapped,
                                                   canvas: { () throws(MediaError) in
                                                       try canvas.prepareForWriting()
                                                       return canvas
@@ -142,26 +138,11 @@ public final class ComposeJob {
             if inPlace { composedInPlace += 1 }
             preview?.offer(frame.view)
             try sink.write(frame: frame, index: Int64(n))
-
-            let audioTarget = (n + 1) * samplesPerFrame
-            try pullAudio(from: audioSource, into: queue, until: audioTarget - Int(sink.soundSamplesWritten))
-            try sink.write(sound: queue, final: false)
+            try audio.follow(frame: n, into: sink)
             n += 1
-            progress(n, total ?? expected)
+            progress(n, pictures.total ?? expected)
         }
-        // Audio ends exactly where the picture does.
-        let audioTotal = n * samplesPerFrame
-        let audioMissing = audioTotal - Int(sink.soundSamplesWritten)
-        try pullAudio(from: audioSource, into: queue, until: audioMissing)
-        queue.drop(queue.count - audioMissing)
-        try sink.write(sound: queue, final: true)
-        try sink.finishWriting()
-        return ComposeSummary(frames: n, duration: clock.time(ofFrame: n), audioSamples: sink.soundSamplesWritten,
-                              audioSource: audioName, seconds: Date().timeIntervalSince(started),
-                              composedInPlace: composedInPlace,
-                              warnings: [back, front].filter { $0.damagedPackets > 0 }.map {
-                                  "\($0.path): \($0.damagedPackets) damaged video packet(s) skipped"
-                              } + Self.swapsNeverShown(o.swaps, frames: n, fps: clock.fps, back: o.back))
+        return (n, composedInPlace)
     }
 
     /// Swap times at or past the output's last frame: they never show, which a user who typed
@@ -172,9 +153,88 @@ public final class ComposeJob {
             String(format: "--swap-at %g is at or past the end of %@ (%.2f s): it never shows", $0, back, end)
         }
     }
+}
 
-    /// Makes `queue` hold `count` samples: decoded audio while there is some, silence after.
-    private func pullAudio(from source: AudioReader?, into queue: SampleQueue, until count: Int) throws(MediaError) {
+/// Which pictures of two decoded files meet at each output frame (as FFmpeg's framesync
+/// decides for its filters): the newest of each due by the frame's time. BACK sets the
+/// length: once it ends, the output ends with BACK's last picture's duration; FRONT holds
+/// its last picture.
+final class FilePictures {
+    let clock: FrameClock
+    private let backPictures: DecodeAhead, frontPictures: DecodeAhead
+    private(set) var back: VideoPicture, front: VideoPicture
+    private var backNext: VideoPicture?, frontNext: VideoPicture?
+    /// Frames in the output, once BACK's end is known.
+    private(set) var total: Int?
+
+    init(back: VideoReader, front: VideoReader, clock: FrameClock) throws(MediaError) {
+        self.clock = clock
+        backPictures = DecodeAhead(back)
+        frontPictures = DecodeAhead(front)
+        do {
+            // next() throws when a stream has no frame at all
+            self.back = try backPictures.next()!
+            backNext = try backPictures.next()
+            self.front = try frontPictures.next()!
+            frontNext = try frontPictures.next()
+        } catch {
+            backPictures.stop()
+            frontPictures.stop()
+            throw error
+        }
+    }
+
+    func stop() {
+        backPictures.stop()
+        frontPictures.stop()
+    }
+
+    /// Makes `back` and `front` the pictures output frame `n` shows; false when the output
+    /// has ended before `n`.
+    func advance(toFrame n: Int) throws(MediaError) -> Bool {
+        while let b = backNext, clock.isDue(b.time, byFrame: n) {
+            back = b
+            backNext = try backPictures.next()
+        }
+        if backNext == nil && total == nil { total = clock.frameCount(forDuration: back.time + back.duration) }
+        if let total, n >= total { return false }
+        while let f = frontNext, clock.isDue(f.time, byFrame: n) {
+            front = f
+            frontNext = try frontPictures.next()
+        }
+        return true
+    }
+}
+
+/// The composition's sound, sample for sample with the picture: after each frame, as much
+/// as the frames so far last; at the end, exactly that much (silence where the source has
+/// none).
+struct SoundFollower {
+    let source: AudioReader?
+    let samplesPerFrame: Int
+    private let queue = SampleQueue()
+
+    init(source: AudioReader?, samplesPerFrame: Int) {
+        self.source = source
+        self.samplesPerFrame = samplesPerFrame
+    }
+
+    /// Writes the sound up to the end of frame `n`.
+    func follow(frame n: Int, into sink: FaststartFile) throws(MediaError) {
+        try pull(until: (n + 1) * samplesPerFrame - Int(sink.soundSamplesWritten))
+        try sink.write(sound: queue, final: false)
+    }
+
+    /// Writes the rest: the sound ends exactly where the picture does, after `frames` frames.
+    func end(at frames: Int, into sink: FaststartFile) throws(MediaError) {
+        let missing = frames * samplesPerFrame - Int(sink.soundSamplesWritten)
+        try pull(until: missing)
+        queue.drop(queue.count - missing)
+        try sink.write(sound: queue, final: true)
+    }
+
+    /// Makes the queue hold `count` samples: decoded sound while there is some, silence after.
+    private func pull(until count: Int) throws(MediaError) {
         guard count > queue.count else { return }
         try source?.fill(queue, upTo: count)
         if queue.count < count { queue.appendSilence(count - queue.count) }
