@@ -139,25 +139,29 @@ extension Resample {
                                                   scratch.columns + 256 * t, dstStride: 16)
                     }
                     Kernels.columnsSIMD(scratch.columns, offset: span.lowerBound, table: xTable, into: scratch.outColumns)
-                    // Back to rows, writing only this band's rows and the destination's own
-                    // columns: it is often a region of a larger picture.
-                    for t in 0..<outTiles {
-                        let x = 16 * t
-                        if rows == 16 && x + 16 <= destination.width {
-                            Kernels.transposeTileSIMD(scratch.outColumns + 256 * t, srcStride: 16,
-                                                      destination.row(top) + x, dstStride: destination.stride)
-                        } else {
-                            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { tile in
-                                Kernels.transposeTileSIMD(scratch.outColumns + 256 * t, srcStride: 16,
-                                                          tile.baseAddress!, dstStride: 16)
-                                let width = min(16, destination.width - x)
-                                for r in 0..<rows {
-                                    (destination.row(top + r) + x).update(from: tile.baseAddress! + 16 * r, count: width)
-                                }
-                            }
-                        }
-                    }
+                    writeBand(scratch.outColumns, tiles: outTiles, rows: top..<(top + rows), into: destination)
                     top += rows
+                }
+            }
+        }
+    }
+
+    /// A band of output columns (16 rows, transposed) back to rows, writing only the band's
+    /// `rows` and the destination's own columns: it is often a region of a larger picture.
+    @inline(__always)
+    private static func writeBand(_ columns: UnsafeMutablePointer<UInt8>, tiles: Int, rows: Range<Int>, into destination: PlaneView) {
+        for t in 0..<tiles {
+            let x = 16 * t
+            if rows.count == 16 && x + 16 <= destination.width {
+                Kernels.transposeTileSIMD(columns + 256 * t, srcStride: 16, destination.row(rows.lowerBound) + x,
+                                          dstStride: destination.stride)
+            } else {
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { tile in
+                    Kernels.transposeTileSIMD(columns + 256 * t, srcStride: 16, tile.baseAddress!, dstStride: 16)
+                    let width = min(16, destination.width - x)
+                    for r in 0..<rows.count {
+                        (destination.row(rows.lowerBound + r) + x).update(from: tile.baseAddress! + 16 * r, count: width)
+                    }
                 }
             }
         }
