@@ -204,6 +204,13 @@ struct OutputFormatOptions: ParsableArguments {
         return s
     }
 
+    /// The metadata asked for, with the rotation players apply.
+    func metadata(_ asked: MetadataOptions) -> MovWriter.Metadata {
+        var m = asked.metadata
+        m.rotation = rotate
+        return m
+    }
+
     /// "1280x720 H.264 25 fps"
     var description: String { "\(canvas) \(codec.displayName) \(rate) fps" }
 }
@@ -229,11 +236,7 @@ struct EncodingOptions: ParsableArguments {
         format.videoSettings(hiddenEncoder: videoEncoder, reporting: reporting)
     }
 
-    var metadata: MovWriter.Metadata {
-        var m = metadataOptions.metadata
-        m.rotation = format.rotate
-        return m
-    }
+    var metadata: MovWriter.Metadata { format.metadata(metadataOptions) }
 }
 
 /// What the file says about the recording besides its creation time.

@@ -52,11 +52,10 @@ struct Relayout: ParsableCommand {
     static func recordedSwaps(_ take: String) -> [Double] {
         let sidecar = IsoFiles.sidecar(for: take)
         guard let data = FileManager.default.contents(atPath: sidecar),
-              let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let swaps = json["swaps"] as? [Double] else {
+              let recorded = try? JSONDecoder().decode(IsoSidecar.self, from: data) else {
             say("\(sidecar) is missing or unreadable: laid out with no swaps (--swap-at gives some)")
             return []
         }
-        return (json["startsSwapped"] as? Bool == true ? [0] : []) + swaps
+        return (recorded.startsSwapped ? [0] : []) + recorded.swaps
     }
 }

@@ -1,21 +1,23 @@
 import Compositor
 import Foundation
 import MediaIO
+import Pipeline
 import Synchronization
 
-// How a running job is asked to stop or swap: signals (Interruption) and keys on stdin
-// (KeyboardControl), which both only set Interruption's flags; the frame loops read them.
+// How a running job is asked to stop, swap, pause or move its inset: signals
+// (Interruption), keys on stdin (KeyboardControl) and the preview window all send control
+// events to one inbox (`Interruption.controls`); a recording's timeline takes them from
+// there, a composition reads whether a stop was asked.
 
 /// Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a dropped SSH session) ask the running job
 /// to stop at the next frame, so it can remove its temporary file or, when recording,
 /// finish the file, instead of dying mid-write.
 enum Interruption {
+    /// Every control event of the process, whoever sends it.
+    static let controls = ControlInbox()
+    /// Whether a stop signal came already (a second one while finishing is answered).
     private static let flag = Atomic<Bool>(false)
     private static let finishing = Atomic<Bool>(false)
-    private static let swaps = Atomic<Int>(0)
-    private static let pauses = Atomic<Int>(0)
-    /// The corner the inset was last dragged to (its index in Corner.allCases), -1 for none.
-    private static let corner = Atomic<Int>(-1)
     /// What a signal that comes while the file is being finished prints (from the handler:
     /// only write(2) is safe there, so the text is made beforehand).
     nonisolated(unsafe) private static var busyMessage: UnsafeMutableBufferPointer<CChar>?
@@ -32,20 +34,12 @@ enum Interruption {
     private static let exitsAtOnce = Atomic<Bool>(false)
     static func exitAtOnceUntilStarted(_ on: Bool) { exitsAtOnce.store(on, ordering: .releasing) }
 
-    static var requested: Bool { flag.load(ordering: .relaxed) }
-    static func request() { flag.store(true, ordering: .relaxed) }
-    /// Swap requests so far (SIGUSR1, `s` on stdin).
-    static var swapCount: Int { swaps.load(ordering: .relaxed) }
-    static func requestSwap() { swaps.add(1, ordering: .relaxed) }
-    /// Pause and resume requests so far (SIGUSR2, `p`): odd is paused.
-    static var pauseCount: Int { pauses.load(ordering: .relaxed) }
-    static func requestPause() { pauses.add(1, ordering: .relaxed) }
-    /// The corner the inset was last dragged to in the preview, if it was.
-    static var cornerAsked: Corner? {
-        let i = corner.load(ordering: .relaxed)
-        return i >= 0 ? Corner.allCases[i] : nil
+    static var requested: Bool { controls.stopRequested }
+    /// A stop asked for by a key or the window (not a signal): the code is SIGINT's.
+    static func request() {
+        flag.store(true, ordering: .relaxed)
+        controls.send(.stop)
     }
-    static func requestCorner(_ c: Corner) { corner.store(Corner.allCases.firstIndex(of: c) ?? -1, ordering: .relaxed) }
 
     /// From now on a further signal is answered with `message` instead of being taken as a
     /// new request: the file is being finished and stopping again would gain nothing.
@@ -59,10 +53,9 @@ enum Interruption {
 
     /// SIGUSR1 asks for a swap at the next frame; SIGUSR2 pauses or resumes the recording.
     static func installSwapAndPauseSignals() {
-        _ = swaps.load(ordering: .relaxed)
-        _ = pauses.load(ordering: .relaxed)
-        let swap: @convention(c) (Int32) -> Void = { _ in Interruption.swaps.add(1, ordering: .relaxed) }
-        let pause: @convention(c) (Int32) -> Void = { _ in Interruption.pauses.add(1, ordering: .relaxed) }
+        _ = controls.stopRequested  // made before a handler can touch it: lazy initialisation is not signal-safe
+        let swap: @convention(c) (Int32) -> Void = { _ in Interruption.controls.send(.swap) }
+        let pause: @convention(c) (Int32) -> Void = { _ in Interruption.controls.send(.pauseOrResume) }
         signal(SIGUSR1, swap)
         signal(SIGUSR2, pause)
         unblock([SIGUSR1, SIGUSR2])
@@ -74,6 +67,7 @@ enum Interruption {
         _ = finishing.load(ordering: .relaxed)
         _ = signalNumber.load(ordering: .relaxed)
         _ = exitsAtOnce.load(ordering: .relaxed)
+        _ = controls.stopRequested
         let handler: @convention(c) (Int32) -> Void = { received in
             if Interruption.exitsAtOnce.load(ordering: .acquiring) {
                 let message: StaticString = "dualcam: interrupted; no output written\n"
@@ -82,6 +76,7 @@ enum Interruption {
             }
             let already = Interruption.flag.exchange(true, ordering: .relaxed)
             if !already { Interruption.signalNumber.store(received, ordering: .relaxed) }
+            Interruption.controls.send(.stop)
             if already, Interruption.finishing.load(ordering: .acquiring), let m = Interruption.busyMessage {
                 _ = write(2, m.baseAddress, m.count)
             }
@@ -106,35 +101,32 @@ enum Interruption {
 
 /// `s` swaps, `p` pauses and resumes, `q` stops: single keys on a terminal (raw mode, restored on exit); on a pipe
 /// or file, whole lines (`s`/`swap`, `q`/`quit`), so a script's "status" is not two swaps.
-final class KeyboardControl: @unchecked Sendable {
+final class KeyboardControl {
     private var saved: termios?
     private var reader: OwnedThread?
 
-    enum Command { case swap, pause, stop }
-
-    static func command(key: UInt8) -> Command? {
+    static func command(key: UInt8) -> ControlEvent? {
         switch key {
         case UInt8(ascii: "s"), UInt8(ascii: "S"): return .swap
-        case UInt8(ascii: "p"), UInt8(ascii: "P"): return .pause
+        case UInt8(ascii: "p"), UInt8(ascii: "P"): return .pauseOrResume
         case UInt8(ascii: "q"), UInt8(ascii: "Q"): return .stop
         default: return nil
         }
     }
 
-    static func command(line: String) -> Command? {
+    static func command(line: String) -> ControlEvent? {
         switch line.trimmingCharacters(in: .whitespaces).lowercased() {
         case "s", "swap": return .swap
-        case "p", "pause", "resume": return .pause
+        case "p", "pause", "resume": return .pauseOrResume
         case "q", "quit", "stop": return .stop
         default: return nil
         }
     }
 
-    static func perform(_ command: Command?) {
+    static func perform(_ command: ControlEvent?) {
         switch command {
-        case .swap?: Interruption.requestSwap()
-        case .pause?: Interruption.requestPause()
         case .stop?: Interruption.request()
+        case let event?: Interruption.controls.send(event)
         case nil: break
         }
     }

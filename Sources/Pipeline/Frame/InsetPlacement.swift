@@ -1,8 +1,8 @@
 import Compositor
 
-/// Where the inset is while recording, moved to another corner from the preview (a drag):
-/// the frame step of the current layout, and a compositor for each corner used so far
-/// (each is made once: its scaling plans and styled mask), switched between frames.
+/// The renderer of a recording: the frame step of the layout the timeline is in, and a
+/// compositor for each layout used so far (a drag moves the inset to another corner; each
+/// is made once: its scaling plans and styled mask), switched between frames.
 struct InsetPlacement {
     private(set) var layout: PiPLayout
     private(set) var step: FrameStep
@@ -16,16 +16,13 @@ struct InsetPlacement {
         self.threads = threads
     }
 
-    /// Moves the inset to `corner` from the next frame on; false when it is there already.
-    mutating func move(to corner: Corner) -> Bool {
-        guard corner != layout.corner, layout.arrangement == .pip else { return false }
-        var moved = layout
-        moved.corner = corner
-        // The same sizes as the layout in use, which was made: it cannot fail.
-        guard let compositor = compositors[corner] ?? (try? PiPCompositor(layout: moved, threads: threads)) else { return false }
-        compositors[corner] = compositor
-        layout = moved
+    /// Draws in `next` from the next frame on (the same sizes as the layout in use, which was
+    /// made: it cannot fail, and if it did the inset would stay where it was).
+    mutating func use(_ next: PiPLayout) {
+        guard next != layout,
+              let compositor = compositors[next.corner] ?? (try? PiPCompositor(layout: next, threads: threads)) else { return }
+        compositors[next.corner] = compositor
+        layout = next
         step = FrameStep(compositor: compositor)
-        return true
     }
 }

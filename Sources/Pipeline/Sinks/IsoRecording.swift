@@ -20,7 +20,9 @@ final class IsoRecording {
         init(role: String, path: String) { self.role = role; self.path = path }
     }
 
-    private let options: RecordOptions
+    private let plan: RecordPlan
+    /// The take's file.
+    private let take: String
     private let log: (String) -> Void
     /// By source, in the order opened: the back camera's first.
     private var tracks: [(source: ObjectIdentifier, track: Track)] = []
@@ -43,12 +45,13 @@ final class IsoRecording {
         }
     }
 
-    init(options: RecordOptions, sources: [any FrameSource], log: @escaping (String) -> Void) {
-        self.options = options
+    init(plan: RecordPlan, take: String, sources: [any FrameSource], log: @escaping (String) -> Void) {
+        self.plan = plan
+        self.take = take
         self.log = log
         for (i, s) in sources.enumerated() {
             let role = i == 0 ? "back" : "front"
-            tracks.append((ObjectIdentifier(s), Track(role: role, path: Self.path(for: options.output, role: role))))
+            tracks.append((ObjectIdentifier(s), Track(role: role, path: Self.path(for: take, role: role))))
         }
     }
 
@@ -78,18 +81,17 @@ final class IsoRecording {
     }
 
     private func open(_ track: Track, size: Size) {
-        var o = options
-        o.output = track.path
-        o.video.codec = .h264
-        o.video.preset = "ultrafast"
-        o.video.crf = 18
-        o.video.bitrate = nil
-        o.video.size = Size(width: size.width & ~1, height: size.height & ~1)
+        var video = plan.video
+        video.codec = .h264
+        video.preset = "ultrafast"
+        video.crf = 18
+        video.bitrate = nil
+        video.size = Size(width: size.width & ~1, height: size.height & ~1)
         do throws(MediaError) {
-            let file = try RecordingFile(options: o)
+            let file = try RecordingFile(path: track.path, overwrite: plan.overwrite, video: video, metadata: plan.metadata)
             track.file = file
-            track.queue = try EncodeQueue(sink: file, canvas: o.video.size, depth: 6, fps: Int(o.video.framesPerSecond))
-            track.scaler = try? PiPCompositor(layout: PiPLayout(canvas: o.video.size, inset: Size(width: 1, height: 1), margin: 0))
+            track.queue = try EncodeQueue(sink: file, canvas: video.size, depth: 6, fps: Int(video.framesPerSecond))
+            track.scaler = try? PiPCompositor(layout: PiPLayout(canvas: video.size, inset: Size(width: 1, height: 1), margin: 0))
         } catch {
             track.failure = error.description
             track.file?.remove()
@@ -99,7 +101,7 @@ final class IsoRecording {
 
     /// Ends every track at the take's last slot and finishes its file; returns the files
     /// written. What fails is said and left as it is (a fragmented file plays).
-    func finish(lastSlot: Int?) -> [String] {
+    func finishTracks(lastSlot: Int) -> [String] {
         var written: [String] = []
         for (_, track) in tracks {
             guard let queue = track.queue, let file = track.file, track.failure == nil else { continue }
@@ -123,20 +125,33 @@ final class IsoRecording {
     }
 
     private func writeSidecar(files: [String]) {
-        let take: [String: Any] = [
-            "take": URL(fileURLWithPath: options.output).lastPathComponent,
-            "cameras": Dictionary(uniqueKeysWithValues: tracks.filter { files.contains($0.track.path) }
+        let sidecar = IsoSidecar(
+            take: URL(fileURLWithPath: take).lastPathComponent,
+            cameras: Dictionary(uniqueKeysWithValues: tracks.filter { files.contains($0.track.path) }
                 .map { ($0.track.role, URL(fileURLWithPath: $0.track.path).lastPathComponent) }),
-            "swaps": swaps.map { ($0 * 1000).rounded() / 1000 },
-            "startsSwapped": startsSwapped ?? false,
-        ]
-        guard let data = try? JSONSerialization.data(withJSONObject: take, options: [.sortedKeys]) else { return }
-        let path = Self.sidecar(for: options.output)
+            swaps: swaps.map { ($0 * 1000).rounded() / 1000 },
+            startsSwapped: startsSwapped ?? false)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(sidecar) else { return }
+        let path = Self.sidecar(for: take)
         let temporary = path + ".tmp"
         if FileManager.default.createFile(atPath: temporary, contents: data), rename(temporary, path) == 0 { return }
         unlink(temporary)
         log("--iso: \(path) could not be written: relayout will not know the swaps")
     }
+}
+
+/// TAKE.dualcam.json: what `relayout` reads to compose a take's cameras again.
+public struct IsoSidecar: Codable, Sendable, Equatable {
+    /// The take's file name.
+    public var take: String
+    /// Each camera's own file name, by role ("back", "front").
+    public var cameras: [String: String]
+    /// When the roles changed, in seconds of the take (to the millisecond).
+    public var swaps: [Double]
+    /// Whether the take began with the front camera full frame.
+    public var startsSwapped: Bool
 }
 
 /// Where `record --iso` puts a take's cameras' own files, for `relayout` to find them.
@@ -152,4 +167,35 @@ public enum IsoFiles {
 
     /// TAKE.dualcam.json: which files, and the swaps.
     public static func sidecar(for output: String) -> String { stem(of: output) + ".dualcam.json" }
+}
+
+extension OutputRequest {
+    /// `--iso`: each camera's own picture kept beside the take, and the swaps. Whole
+    /// pictures, whatever the role: the files are composed again later, in any layout.
+    package static var iso: OutputRequest {
+        OutputRequest(check: { plan, _ throws(MediaError) in
+            guard let file = plan.file else {
+                throw .outputUnusable("--iso keeps each camera's picture beside the take: with -o none there is no take")
+            }
+            try IsoRecording.check(output: file, overwrite: plan.overwrite)
+        }, needsWholePictures: true) { context in
+            IsoRecording(plan: context.plan, take: context.plan.file ?? "", sources: context.sources, log: context.event)
+        }
+    }
+}
+
+extension IsoRecording: LiveOutput {
+    /// Before the inset may be drawn into the main picture's buffer.
+    func take(_ slot: SlotPictures) {
+        noteRoles(swapped: slot.swapped, slot: slot.slot, fps: slot.fps)
+        for (source, frame) in slot.pictures { write(frame, of: source, slot: slot.slot) }
+    }
+
+    func finish(lastSlot: Int?) -> OutputReport {
+        guard let lastSlot else {
+            remove()
+            return .nothing
+        }
+        return .isoFiles(finishTracks(lastSlot: lastSlot) + [Self.sidecar(for: take)])
+    }
 }

@@ -7,6 +7,7 @@ import MediaIO
 /// server goes away, reconnects with backoff, resuming at the next keyframe (every 2 s).
 /// Nothing it does waits on the recording or makes it wait: while it cannot send, packets
 /// beyond a few seconds are let go, never queued without end.
+// Sendable: its queue, state and counts under `condition`.
 public final class LiveStream: @unchecked Sendable {
     /// Where it sends, as it may be shown (its secrets masked: `LiveStreamWriter.masked`).
     public let url: String
@@ -254,4 +255,31 @@ public struct LiveStreamSummary: Codable, Sendable {
     /// Packets let go while the stream could not take them (it resumes at a keyframe).
     public var packetsDropped: Int
     public var lastFailure: String?
+}
+
+extension OutputRequest {
+    /// `--stream URL`: the take's own encoding sent live too. It takes each packet the
+    /// encoders hand the muxer (with no file, the take is encoded for it alone).
+    package static func stream(url: String) -> OutputRequest {
+        OutputRequest(check: { plan, _ throws(MediaError) in try LiveStream.check(url: url, hevc: plan.video.codec == .hevc) },
+                      needsEncoding: true) { context throws(MediaError) in
+            guard let encoders = context.encoders else { throw .outputUnusable("--stream: nothing is encoded to send") }
+            let parameters = try StreamParameters(encoders: encoders)
+            let live = try LiveStream(url: url, parameters: parameters, log: context.event)
+            encoders.packetTap = { packet, isVideo in
+                if let kept = StreamPacket(referencing: packet, isVideo: isVideo, parameters: parameters) { live.offer(kept) }
+            }
+            live.start()
+            return live
+        }
+    }
+}
+
+extension LiveStream: LiveOutput {
+    var status: String? { currentState.rawValue }
+    /// After the file is whole: what the stream still holds goes out (within its time limits).
+    func finish(lastSlot: Int?) -> OutputReport {
+        stop()
+        return .stream(summary)
+    }
 }

@@ -33,10 +33,11 @@ final class RecordingFile: EncodedMovSink {
     private var headerBytes: Int64 = 0
 
     /// `claim`: OUT, claimed before anything else was opened (a fresh one when nil).
-    init(options o: RecordOptions, claim given: OutputClaim? = nil) throws(MediaError) {
-        path = o.output
-        if let given { claim = given } else { claim = try OutputClaim(path: o.output, overwrite: o.overwrite) }
-        var settings = o.video
+    init(path: String, overwrite: Bool, video: VideoEncoderSettings, metadata: MovWriter.Metadata,
+         claim given: OutputClaim? = nil) throws(MediaError) {
+        self.path = path
+        if let given { claim = given } else { claim = try OutputClaim(path: path, overwrite: overwrite) }
+        var settings = video
         settings.inOrder = true
         // The encoders before the file: one that cannot open must not cost anything at OUT.
         encoders = try OutputEncoders(settings: settings)
@@ -52,7 +53,7 @@ final class RecordingFile: EncodedMovSink {
             throw Self.creationFailure(error, path: path)
         }
         if made == nil {
-            guard o.overwrite else { throw .outputExists(path: path) }
+            guard overwrite else { throw .outputExists(path: path) }
             try claim.holdWhatIsThere()
             let hidden = Self.pendingName(for: path)
             do { made = (try Self.create(hidden), hidden) } catch { throw Self.creationFailure(error, path: path) }
@@ -62,7 +63,7 @@ final class RecordingFile: EncodedMovSink {
         pending = target == path ? nil : target
         do {
             writer = try MovWriter(path: target, descriptor: fd, reportedPath: path, encoders: encoders,
-                                   metadata: o.metadata, layout: .fragmented(seconds: Self.fragmentSeconds))
+                                   metadata: metadata, layout: .fragmented(seconds: Self.fragmentSeconds))
         } catch {
             unlink(target)
             close(fd)

@@ -9,6 +9,7 @@ import MediaIO
 /// in the file, and a call must not. Nothing it meets stops or slows the recording: a
 /// device with no room skips the frame, one that goes away (the module unloaded) is said
 /// once and written to no more.
+// Sendable: indices and counts under `condition`; a buffer is written by one side at a time (`ready`, `writing`).
 public final class VirtualCamera: PictureObserver, @unchecked Sendable {
     public let path: String
     private let device: V4L2Output
@@ -103,5 +104,31 @@ public final class VirtualCamera: PictureObserver, @unchecked Sendable {
         condition.unlock()
         _ = thread?.join(timeout: 2)
         thread = nil
+    }
+}
+
+extension OutputRequest {
+    /// `--virtual-camera DEV`: the composed picture written to a v4l2loopback device,
+    /// opened before any camera (a missing module or a busy device is the one line there is).
+    package static func virtualCamera(path: String) -> OutputRequest {
+        let device = OpenedEarly<VirtualCamera>()
+        return OutputRequest(check: { plan, log throws(MediaError) in
+            do throws(V4L2Output.Problem) {
+                device.keep(try VirtualCamera(path: path, size: plan.layout.canvas,
+                                              framesPerSecond: Int(plan.video.framesPerSecond), log: log))
+            } catch { throw .outputUnusable(error.description) }
+        }) { _ throws(MediaError) in
+            guard let camera = device.take() else { throw .outputUnusable("\(path): opened once already") }
+            return camera
+        }
+    }
+}
+
+extension VirtualCamera: LiveOutput {
+    func offer(_ picture: I420View, recording: Bool) { offer(picture) }
+    var showsPictures: Bool { true }
+    func finish(lastSlot: Int?) -> OutputReport {
+        stop()
+        return .virtualCamera(VirtualCameraSummary(device: path, framesWritten: written, framesSkipped: skipped, failure: failure))
     }
 }

@@ -1,0 +1,66 @@
+import Compositor
+import Foundation
+import MediaIO
+
+/// What `record` is to do, as the command line asked it, checked: the sources, the file
+/// (or none), the outputs beside it, the encoding. The engine (`Recorder`) carries it out.
+package struct RecordPlan: Sendable {
+    /// The take's file; nil for none (`-o none`: the pictures go only to the outputs).
+    package var file: String?
+    /// A V4L2 device path or a video file; nil picks the first capture device.
+    package var back: String?
+    /// As `back`; nil picks the next capture device, if there is one.
+    package var front: String?
+    package var duration: Double?
+    /// How many seconds of slots the encoder may fall behind before slots are skipped (a
+    /// test knob: the emulated VM's shared folder stalls writes for a second now and then).
+    package var maxEncoderLag = 1.0
+    /// The size asked of the cameras: the output's by default, so the main picture is not
+    /// scaled up. `captureGiven`: the user asked for it, and it is kept even when slow.
+    package var capture = Size(width: 1920, height: 1080)
+    package var captureGiven = false
+    package var framesPerSecond = 30.0
+    /// Start with the roles swapped (`--swap`).
+    package var swap = false
+    package var audio = AudioInput.systemDefault
+    /// Use only this pixel format (e.g. MJPEG on a bus too slow for two uncompressed streams).
+    package var pixelFormat: FourCC?
+    package var layout = PiPLayout()
+    package var video = VideoEncoderSettings()
+    package var overwrite = false
+    package var metadata = MovWriter.Metadata()
+    /// Camera controls to set when each camera opens (`--control back:brightness=200`).
+    package var backControls: [ControlSetting] = []
+    package var frontControls: [ControlSetting] = []
+    /// Controls saved per camera, applied when it opens; nil applies none.
+    package var controlStore: ControlStore? = ControlStore.standard()
+    /// Where else the pictures go: the preview, the virtual camera, the stream, each
+    /// camera's own file (`--iso`). Each is one `OutputRequest`.
+    package var outputs: [OutputRequest] = []
+
+    package init(file: String?) { self.file = file }
+
+    /// The take's name as reports show it ("none" with no file).
+    package var shownName: String { file ?? "none" }
+}
+
+/// Where the sound comes from.
+package enum AudioInput: Sendable, Equatable {
+    /// A silent track.
+    case none
+    /// The system's default capture device: ALSA's `default`, which on a PipeWire or
+    /// PulseAudio desktop is the sound server (shared with every other program); when that
+    /// cannot be opened, the first capture device there is; a silent track when there is none.
+    case systemDefault
+    /// This ALSA device (`hw:1`, `plughw:CARD=C920`, `pipewire`), or fail.
+    case device(String)
+    /// The sound track of the file given as --back (`back`) or --front, played with its
+    /// picture: in sync as in the file.
+    case fileSound(back: Bool)
+
+    /// Opened before the cameras (a wrong device name is then the one line there is).
+    var opensBeforeCameras: Bool {
+        if case .device = self { return true }
+        return self == .none
+    }
+}

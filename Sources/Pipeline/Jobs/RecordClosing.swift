@@ -1,0 +1,122 @@
+import Foundation
+import MediaIO
+
+/// The end of a recording: sources and sound stopped, the file left in the best state there
+/// is, each output finished, the summary.
+extension Recorder {
+    func finish(_ loop: RecordLoop) throws(RecordError) -> RecordSummary {
+        for name in loop.sources.stopAll() {
+            event(String(format: "%@: its capture thread did not stop within %.0f s (stuck in a read that does not return); the file is "
+                         + "finished without it", name, SourceFeed.stopTimeout))
+        }
+        let clock = loop.timeline.clock
+        stopAudio(loop.audio, end: clock.origin.map { $0 + clock.seconds })
+        observer.willFinish()
+        let lastSlot = clock.next > 0 ? clock.next - 1 : nil
+        let closed = Result { () throws(RecordError) in
+            if let file = loop.encoding.file { try close(file, queue: loop.queue, clock: clock) } else {
+                try close(loop.queue, sink: loop.encoding.sink, clock: clock)
+            }
+        }
+        // Once the file is whole: what the stream still holds goes out after it.
+        let reports = loop.outputs.map { $0.finish(lastSlot: lastSlot) }
+        try closed.get()
+        var result = summary(loop)
+        if loop.queue.lastSlotRefilled { result.encoderSkippedFrames -= 1 }
+        for report in reports {
+            switch report {
+            case .nothing: break
+            case let .virtualCamera(s): result.virtualCamera = s
+            case let .stream(s): result.stream = s
+            case let .isoFiles(files): result.isoFiles = files
+            }
+        }
+        return result
+    }
+
+    /// Lets the audio catch up with the last frame (it arrives in 10 ms periods), then stops it.
+    private func stopAudio(_ live: (any SoundSource)?, end: Double?) {
+        guard let live else { return }
+        if let end {
+            let deadline = monotonicNow() + 0.5
+            while live.capturedUntil < end && !live.isLost && monotonicNow() < deadline { usleep(5_000) }
+        }
+        if !live.stop() {
+            event(String(format: "audio: the capture thread did not stop within %.0f s (stuck in the sound driver); the "
+                         + "file is finished without it", LiveAudio.stopTimeout))
+        }
+        if live.overruns > 0 { event("audio: \(live.overruns) overrun(s), gaps filled with silence") }
+    }
+
+    private var nothingRecorded: (SlotClock) -> RecordError {
+        { [plan] clock in
+            .nothingRecorded(clock.origin == nil ? "no picture came from \(plan.back ?? "the back camera")"
+                             : "stopped before the first frame")
+        }
+    }
+
+    /// With no file (`-o none`): what is queued is let go, or encoded for the stream and the
+    /// encoders' last frames handed to it.
+    private func close(_ queue: EncodeQueue, sink: any Sink, clock: SlotClock) throws(RecordError) {
+        do {
+            try queue.finish(lastSlot: clock.next > 0 ? clock.next - 1 : nil)
+            try sink.finishWriting()
+        } catch { throw .media(error) }
+        if queue.encodedFrames == 0 { throw nothingRecorded(clock) }
+    }
+
+    /// Encodes what is queued and leaves OUT in the best state there is: regular after a
+    /// clean stop; fragmented (playable) when something failed; absent when empty.
+    private func close(_ file: RecordingFile, queue: EncodeQueue, clock: SlotClock) throws(RecordError) {
+        let failure: MediaError?
+        do { try queue.finish(lastSlot: clock.next > 0 ? clock.next - 1 : nil); failure = nil } catch { failure = error }
+        let seconds = Double(queue.encodedFrames) / Double(clock.fps)
+        if queue.encodedFrames == 0 {
+            file.remove()
+            if let failure { throw .media(failure) }
+            throw nothingRecorded(clock)
+        }
+        if let failure {
+            // A stuck encoder thread may still be inside the muxer: the file is left to it,
+            // as it stands on disk (every complete fragment plays).
+            let kept = queue.isStuck ? file.path : file.keepAsItIs()
+            throw .cutShort(path: kept, seconds: seconds, reason: failure.description)
+        }
+        do throws(MediaError) { try file.finishWriting() } catch {
+            throw .notFinalized(path: file.keepAsItIs(), seconds: seconds, reason: error.description)
+        }
+        guard file.isAtItsName else {
+            let kept = file.rescueIfLost().map { "kept, a fragmented file, at \($0) (dualcam finish makes it regular)" }
+                ?? "left as they are, a fragmented file, wherever it was moved"
+            throw .media(.cannotWrite(path: file.path, reason: String(format: "it was moved or replaced while recording; "
+                + "the %.1f s recorded were %@", seconds, kept)))
+        }
+        do throws(MediaError) { _ = try file.finalize() } catch {
+            throw .notFinalized(path: file.keepAsItIs(), seconds: seconds, reason: error.description)
+        }
+    }
+
+    private func summary(_ loop: RecordLoop) -> RecordSummary {
+        let counts = loop.counts, clock = loop.timeline.clock, sources = loop.sources.all, audio = loop.audio
+        let sorted = counts.latencies.sorted()
+        func pct(_ q: Double) -> Double { sorted.nearestRank(q) * 1000 }
+        let cameras = sources.compactMap { $0 as? CameraSource }.map(\.counts)
+        let cameraDamaged = cameras.reduce(0) { $0 + $1.damaged }
+            + sources.compactMap { ($0 as? FileSource)?.damagedJPEGs }.reduce(0, +)
+        let cameraDrops = cameras.reduce(0) { $0 + $1.sequenceGaps } + cameraDamaged
+        return RecordSummary(output: plan.shownName, frames: clock.next, seconds: clock.seconds,
+                             singleCamera: sources.count == 1, sources: sources.map { "\($0.name): \($0.format)" },
+                             latencyP50Ms: pct(0.5), latencyP99Ms: pct(0.99), latencyMaxMs: sorted.last.map { $0 * 1000 } ?? 0,
+                             repeatedFrames: counts.repeated, droppedBackFrames: counts.droppedBack,
+                             cameraDroppedFrames: cameraDrops, cameraDamagedFrames: cameraDamaged,
+                             cameraReopened: cameras.reduce(0) { $0 + $1.reopened },
+                             cameraUntrustedStamps: cameras.reduce(0) { $0 + $1.untrustedStamps },
+                             composedInPlace: counts.composedInPlace,
+                             encoderSkippedFrames: counts.encoderSkipped,
+                             audioDriftCorrection: audio?.driftCorrection ?? 0,
+                             audioSilenceInserted: audio?.silenceInserted ?? 0, events: eventsSoFar,
+                             virtualCamera: nil, stream: nil, isoFiles: nil,
+                             pauses: loop.timeline.pause.count,
+                             pausedSeconds: loop.timeline.pausedSeconds(now: monotonicNow()))
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Compositor
+import Foundation
+import MediaIO
+import Pipeline
+
+/// What `record` is asked, as a `RecordPlan`: the arguments' values in the engine's types,
+/// and the checks that need the world (the files and devices named) rather than the
+/// arguments alone, which `validate()` made. These fail in one line, exit 1, before any
+/// device or window is opened.
+extension Record {
+    func plan() throws -> RecordPlan {
+        let file = try takeFile()
+        var plan = RecordPlan(file: file)
+        if let file { try OutputPath.check(file, overwrite: overwrite, inputs: [back, front].compactMap { $0 }) }
+        for (role, spec) in [("back", back), ("front", front)] {
+            if let spec { try Self.checkSource(spec, role: role) }
+        }
+        plan.back = back
+        plan.front = front
+        plan.duration = duration
+        plan.maxEncoderLag = maxEncoderLag
+        // The output's size, not the hidden test canvas: the main picture is then not scaled up.
+        plan.capture = capture.flatMap { Size(parsing: $0) } ?? format.canvas
+        plan.captureGiven = capture != nil
+        plan.framesPerSecond = fps ?? Double(format.rate)
+        plan.swap = swap
+        plan.audio = audioInput
+        plan.pixelFormat = pixelFormat.flatMap { CameraPixelFormat.named($0)?.fourcc }
+        (plan.backControls, plan.frontControls) = try Self.controlsByRole(controls)
+        plan.layout = try outputLayout()
+        plan.video = format.videoSettings(hiddenEncoder: videoEncoder, reporting: reporting)
+        plan.video.size = plan.layout.canvas
+        plan.overwrite = overwrite
+        plan.metadata = format.metadata(metadata)
+        if let virtualCamera { plan.outputs.append(.virtualCamera(path: virtualCamera)) }
+        if let stream { plan.outputs.append(.stream(url: stream)) }
+        if iso { plan.outputs.append(.iso) }
+        return plan
+    }
+
+    /// -o: the take's file (dualcam-DATE-TIME.mov by default), or nil for none, which needs
+    /// somewhere else for the pictures to go.
+    private func takeFile() throws -> String? {
+        guard output == "none" else {
+            let stamp = DateFormatter()
+            stamp.dateFormat = "yyyyMMdd-HHmmss"
+            return output ?? "dualcam-\(stamp.string(from: Date())).mov"
+        }
+        if iso { throw Failure("--iso keeps each camera's picture beside the take: with -o none there is no take") }
+        if review { throw Failure("--review plays the take back once it is recorded: with -o none there is no take") }
+        if virtualCamera == nil && !previewOptions.preview && stream == nil {
+            throw Failure("-o none writes no file: it needs --virtual-camera DEV, --preview or --stream URL to send the pictures "
+                          + "somewhere (a file named none: -o none.mov)")
+        }
+        return nil
+    }
+
+    /// --audio, in the engine's one type for it.
+    var audioInput: AudioInput {
+        switch audio {
+        case nil: return .systemDefault
+        case "none"?: return .none
+        case "back"?, "front"?: return .fileSound(back: audio == "back")
+        case let device?: return .device(device)
+        }
+    }
+
+    /// A source named by --back or --front must be there: a file to play or a device (a
+    /// mistyped name fails the recording rather than leave it with one camera).
+    static func checkSource(_ spec: String, role: String) throws {
+        var st = stat()
+        guard stat(spec, &st) == 0 else {
+            throw Failure("--\(role) \(spec): \(Errno.current) (`dualcam devices` lists the cameras; a file is played as one)")
+        }
+        if (st.st_mode & S_IFMT) == S_IFDIR {
+            throw Failure("--\(role) \(spec) is a folder: give a camera (/dev/videoN) or a video file")
+        }
+    }
+
+    /// `--control back:NAME=VALUE,...` options, sorted by role (a later value for a name wins).
+    static func controlsByRole(_ options: [String]) throws -> (back: [ControlSetting], front: [ControlSetting]) {
+        var back: [ControlSetting] = [], front: [ControlSetting] = []
+        for option in options {
+            let parts = option.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2, ["back", "front"].contains(parts[0].lowercased()) else {
+                throw ValidationError("--control must be back:NAME=VALUE[,NAME=VALUE...] or front:...; got '\(option)'")
+            }
+            switch ControlSetting.parseList(parts[1]) {
+            case let .failure(e): throw ValidationError("--control: \(e)")
+            case let .success(list):
+                if parts[0].lowercased() == "back" { back = ControlStore.merged(back, list) } else { front = ControlStore.merged(front, list) }
+            }
+        }
+        return (back, front)
+    }
+}

@@ -1,0 +1,163 @@
+import Compositor
+import Foundation
+import MediaIO
+import Pipeline
+import Preview
+
+/// A recording as the terminal and the desktop see it: the controls (signals, keys, the
+/// preview window) wired to the engine's inbox, the lines and status it says, the summary,
+/// the review of the take.
+struct RecordSession {
+    let plan: RecordPlan
+    let reporting: ReportingOptions
+    let preview: PreviewOptions
+    let review: Bool
+    let checksSpeed: Bool
+
+    func run() throws {
+        // A recording frees and reallocates large buffers all the time (the muxer builds each
+        // fragment in one, ~0.5 MB). glibc's default raises its mmap threshold after the
+        // first such free, and then serves them from the heap, where they fragment: a
+        // 10-minute recording grew from 261 to 333 MB in steps. A fixed threshold keeps
+        // them mmapped and handed back on free.
+        _ = glibcMallopt(glibcMmapThreshold, 256 * 1024)
+        Interruption.install()
+        Interruption.installSwapAndPauseSignals()
+        let keys = KeyboardControl()
+        keys.start()
+        defer { keys.restore() }
+        var plan = self.plan
+        let window = preview.open(layout: plan.layout, title: plan.file.map { "dualcam - recording \($0)" } ?? "dualcam - live, no file",
+                                  job: "recording")
+        defer { window?.close() }
+        if let window {
+            Self.connect(window, layout: plan.layout)
+            plan.outputs.append(.preview(window))
+        } else if plan.file == nil && plan.outputs.isEmpty {
+            throw Failure("with -o none and no preview window there is nowhere to show the pictures: nothing recorded")
+        }
+        let encodes = plan.file != nil || plan.outputs.contains { $0.needsEncoding }
+        let observer = RecordReporter(quiet: reporting.quiet, showsStatus: reporting.showsLiveLine, window: window,
+                                      speedCheck: checksSpeed && !reporting.quiet && encodes ? plan.video : nil,
+                                      finishing: plan.file.map { "finishing \($0), please wait (killed now, it still plays as it is)" }
+                                          ?? "stopping, please wait")
+        do {
+            let summary = try Recorder(plan: plan, controls: Interruption.controls, observer: observer).run()
+            keys.restore()
+            TerminalLine.shared.clear()
+            try report(summary)
+            if review { try Record.review(summary.output, layout: plan.layout, quiet: reporting.quiet) }
+        } catch {
+            keys.restore()
+            throw Failure(String(describing: error))
+        }
+    }
+
+    /// The window's clicks, keys and drags: control events, as keys and signals are.
+    static func connect(_ window: PreviewWindow, layout: PiPLayout) {
+        window.onSwap = { Interruption.controls.send(.swap) }
+        window.onQuitKey = { Interruption.request() }
+        window.onPauseKey = { Interruption.controls.send(.pauseOrResume) }
+        // Side by side there is no corner to move the inset to.
+        if layout.arrangement == .pip { window.onCornerChange = { Interruption.controls.send(.moveInset($0)) } }
+        window.onClose = { Interruption.request() }  // closing the window stops and finishes
+    }
+
+    /// The summary: JSON, or a line or two (none when quiet).
+    private func report(_ s: RecordSummary) throws {
+        if reporting.json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(s), as: UTF8.self))
+            return
+        }
+        guard !reporting.quiet else { return }
+        if plan.file == nil {
+            print(String(format: "showed %d frames (%.2f s)%@, no file written; latency p50 %.2f ms, p99 %.2f ms",
+                         s.frames, s.seconds, s.virtualCamera.map { " on \($0.device)" } ?? "", s.latencyP50Ms, s.latencyP99Ms))
+        } else {
+            print(String(format: "recorded %@: %d frames (%.2f s)%@; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
+                         + "%d repeated, %d back frames dropped, %d lost by the cameras%@%@",
+                         s.output, s.frames, s.seconds, s.singleCamera ? ", single-camera mode" : "",
+                         s.latencyP50Ms, s.latencyP99Ms, s.latencyMaxMs, s.repeatedFrames, s.droppedBackFrames,
+                         s.cameraDroppedFrames,
+                         s.encoderSkippedFrames > 0 ? ", \(s.encoderSkippedFrames) skipped while the encoder was behind" : "",
+                         s.pauses > 0 ? String(format: "; paused %d time%@, %.1f s left out", s.pauses, s.pauses == 1 ? "" : "s",
+                                               s.pausedSeconds) : ""))
+            if let files = s.isoFiles { print("each camera's own: " + files.joined(separator: ", ")) }
+        }
+        if let stream = s.stream {
+            print(String(format: "stream %@: %@ at the end; %d connection%@, %d lost, %.1f MB sent, %d packets let go",
+                         stream.url, stream.state, stream.connections, stream.connections == 1 ? "" : "s", stream.outages,
+                         Double(stream.bytesSent) / 1e6, stream.packetsDropped))
+        }
+    }
+}
+
+/// What the recording says, where the user sees it: lines above the status line (none when
+/// quiet), the status line on a terminal, the encoder's speed warning at the start; at the
+/// end the window closes and a second stop signal is answered with what is happening.
+final class RecordReporter: RecordObserver {
+    let quiet: Bool
+    let showsStatus: Bool
+    let window: PreviewWindow?
+    /// The encoding whose speed is checked at the start, if it is.
+    let speedCheck: VideoEncoderSettings?
+    let finishing: String
+
+    init(quiet: Bool, showsStatus: Bool, window: PreviewWindow?, speedCheck: VideoEncoderSettings?, finishing: String) {
+        self.quiet = quiet
+        self.showsStatus = showsStatus
+        self.window = window
+        self.speedCheck = speedCheck
+        self.finishing = finishing
+    }
+
+    func said(_ line: String) { if !quiet { say(line) } }
+    func status(_ status: RecordStatus) { if showsStatus { TerminalLine.shared.update(Self.statusText(status)) } }
+    func willStart() { if let speedCheck, let warning = Self.speedWarning(speedCheck) { say(warning) } }
+    func willFinish() {
+        window?.close()
+        Interruption.enterFinishing(message: finishing)
+    }
+
+    /// A warning when the encoder, as chosen, measured (or was measured before) too slow on
+    /// this machine for real time, with what to change; nil when it keeps up.
+    static func speedWarning(_ settings: VideoEncoderSettings) -> String? {
+        let rate = Double(settings.framesPerSecond)
+        guard let (fps, _) = try? EncoderSpeed.cachedOrMeasured(settings, rate: 1.2 * rate, cache: EncoderSpeed.defaultCache)
+        else { return nil }
+        // Capture, decoding and composing share the CPU with it while recording.
+        guard fps < 1.2 * rate else { return nil }
+        // Never "0 fps": a slow figure keeps its tenth.
+        let figure = fps < 10 ? String(format: "%.1f", fps) : "\(Int(fps))"
+        let what = "\(settings.encoder) \(settings.preset) at \(settings.size) encodes \(figure) fps on this machine"
+        let advice = "try a smaller --size, --codec h264 or a faster --preset"
+        return fps < rate
+            ? "warning: \(what), under the \(Int(rate)) fps asked: frames will be skipped (\(advice))"
+            : "warning: \(what), little above the \(Int(rate)) fps asked: with the cameras' work beside it, it may fall behind (\(advice))"
+    }
+
+    /// "REC 0:12  30.0 fps  p99 3.1 ms  0 repeated  0 dropped  audio [######----] -18 dB  full frame: /dev/video0";
+    /// "PAUSED 0:12 (p resumes)  audio ..." while paused.
+    static func statusText(_ s: RecordStatus) -> String {
+        if s.paused {
+            return "PAUSED \(clockText(s.seconds)) (p resumes)" + (s.audioPeak.map { "  audio " + levelMeter($0) } ?? "")
+                + (s.stream.map { "  stream \($0)" } ?? "") + "  full frame: \((s.fullFrame as NSString).lastPathComponent)"
+        }
+        var text = String(format: "REC %@  %.1f fps  p99 %.1f ms  %d repeated  %d dropped", clockText(s.seconds),
+                          s.framesPerSecond, s.latencyP99Ms, s.repeatedFrames, s.droppedBackFrames)
+        if s.encoderSkippedFrames > 0 { text += "  \(s.encoderSkippedFrames) skipped (encoder behind)" }
+        if let peak = s.audioPeak { text += "  audio " + levelMeter(peak) }
+        if let stream = s.stream { text += "  stream \(stream)" }
+        return text + "  full frame: \((s.fullFrame as NSString).lastPathComponent)"
+    }
+
+    /// Ten cells from -60 dBFS to 0, then the peak in dB: "[######----] -18 dB".
+    static func levelMeter(_ peak: Float) -> String {
+        let db = peak > 0 ? 20 * log10(Double(peak)) : -.infinity
+        let cells = db.isFinite ? min(10, max(0, Int(((db + 60) / 6).rounded()))) : 0
+        let label = db.isFinite && db > -99 ? String(format: "%.0f dB", db) : "silent"
+        return "[" + String(repeating: "#", count: cells) + String(repeating: "-", count: 10 - cells) + "] " + label
+    }
+}
