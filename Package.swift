@@ -92,7 +92,11 @@ let package = Package(
         // DWARF 4: valgrind 3.19 (Debian 12), which counts the benchmarks' instructions,
         // cannot read the DWARF 5 clang writes by default ("possibly corrupted debuginfo").
         .target(name: "CLinuxCalls", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
-        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CJPEG", "CV4L2", "CALSA", "CLinuxCalls", "Compositor"], swiftSettings: strict),
+        // What FFmpeg may open and how our files are written (inputs confined to their folder,
+        // outputs through a descriptor, network deadlines): C, because FFmpeg calls it back.
+        .target(name: "CFFmpegPolicy", dependencies: ["CFFmpeg"], cSettings: [.unsafeFlags(["-gdwarf-4"])]),
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CFFmpegPolicy", "CJPEG", "CV4L2", "CALSA", "CLinuxCalls", "Compositor"],
+                swiftSettings: strict),
         .target(name: "Pipeline", dependencies: ["MediaIO", "Compositor", "CV4L2"], swiftSettings: strict),
         // The benchmark harness (`dualcam-bench`): the product's paths timed beside their
         // floors and libswscale / libjpeg-turbo references. Nothing in `dualcam` links it.

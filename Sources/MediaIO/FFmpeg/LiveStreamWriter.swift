@@ -1,8 +1,10 @@
 import CFFmpeg
+import CFFmpegPolicy
 import Foundation
 
 /// The two tracks' parameters, copied from the encoders once (before the recording starts),
 /// so that a stream connecting later never reads an encoder another thread is using.
+// Sendable: copies made before the recording starts, never written after.
 public final class StreamParameters: @unchecked Sendable {
     let video: UnsafeMutablePointer<AVCodecParameters>
     let audio: UnsafeMutablePointer<AVCodecParameters>
@@ -30,6 +32,7 @@ public final class StreamParameters: @unchecked Sendable {
 }
 
 /// One encoded packet kept for a stream: a new reference to the encoder's data (no copy).
+// Sendable: a packet reference no one writes once made; read by the stream's thread alone.
 public final class StreamPacket: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<AVPacket>
     public let isVideo: Bool
@@ -62,6 +65,7 @@ public final class StreamPacket: @unchecked Sendable {
 /// One connection of a live stream: MPEG-TS over SRT, UDP or TCP, FLV over RTMP, through
 /// FFmpeg's protocols. Every network call (the connection, each write, the end) waits at
 /// most the time it is given, and `interrupt` ends a wait at once from another thread.
+// Sendable: used by the stream's thread alone; `interrupt`, from others, only sets the deadline's flag.
 public final class LiveStreamWriter: @unchecked Sendable {
     public let url: String
     /// `url` as it may be shown (`masked`).

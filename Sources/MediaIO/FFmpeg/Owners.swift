@@ -1,4 +1,5 @@
 import CFFmpeg
+import CFFmpegPolicy
 import Compositor
 import Foundation
 
@@ -46,6 +47,7 @@ final class BufferPool {
 }
 
 /// Owns an AVFrame.
+// Sendable: one AVFrame, used by one thread at a time and handed over through a lock (a queue, an exchange).
 public final class Frame: @unchecked Sendable {
     public let pointer: UnsafeMutablePointer<AVFrame>
     public init() { pointer = allocated(av_frame_alloc(), "a frame") }

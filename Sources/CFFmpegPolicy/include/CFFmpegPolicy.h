@@ -1,0 +1,27 @@
+#ifndef DUALCAM_FFMPEG_POLICY_H
+#define DUALCAM_FFMPEG_POLICY_H
+/* What dualcam lets FFmpeg open and how it writes (policy.c says why each is so). */
+#include <stdint.h>
+#include <libavformat/avformat.h>
+
+/* Opens `file_url` ("file:" and the path) for input, reading nothing outside `folder` (the
+ * real path of its folder): nested opens are resolved and checked, demuxers that open
+ * files past the check are not used. Close with dc_close_local_input. */
+int dc_open_local_input(AVFormatContext **out, const char *file_url, const char *folder);
+void dc_close_local_input(AVFormatContext **ctx);
+
+/* An I/O context over `fd` (pread/pwrite at its own position; the descriptor stays the
+ * caller's); closing it flushes and returns the first write error. */
+int dc_avio_open_descriptor(AVIOContext **pb, int fd, int writable);
+int dc_avio_close_descriptor(AVIOContext **pb);
+
+/* Makes `ctx` write through `fd`, its own re-opens (faststart's read-back) too. */
+int dc_output_use_descriptor(AVFormatContext *ctx, int fd);
+
+/* A live stream's network calls give up once the deadline passes or `stop` is set. */
+typedef struct { volatile int64_t deadline_us; volatile int stop; } dc_deadline;
+void dc_deadline_set(dc_deadline *d, double seconds);
+/* Opens `url` for writing as the muxer's I/O, interruptible by `d`. */
+int dc_open_live_output(AVFormatContext *ctx, const char *url, dc_deadline *d, AVDictionary **options);
+
+#endif

@@ -1,0 +1,227 @@
+/* What dualcam lets FFmpeg open, and how it writes: local inputs confined to their own
+ * folder, outputs written through a descriptor the caller opened, network calls with a
+ * deadline. Policy, in C because FFmpeg calls it back; declared in CFFmpegPolicy.h. */
+#include "CFFmpegPolicy.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <libavutil/time.h>
+
+typedef int (*dc_io_open_fn)(struct AVFormatContext *, AVIOContext **, const char *, int, AVDictionary **);
+
+#if LIBAVFORMAT_VERSION_MAJOR >= 61
+typedef const uint8_t *dc_avio_write_buffer;
+#else
+typedef uint8_t *dc_avio_write_buffer;
+#endif
+
+/* Local input files, opened so that nothing but local files inside the input's own folder
+ * is read. Every name is a file: FFmpeg takes "take12:30.mov" for a URL of a protocol
+ * "take12" unless it is given as "file:take12:30.mov". A playlist (HLS) can
+ * only open files in its folder, and only through the file protocol: nested opens go
+ * through dc_input_io_open, which resolves the name and refuses anything outside. */
+
+/* The context's opaque: FFmpeg's own io_open, then the folder. */
+typedef struct { dc_io_open_fn original; int refused; char folder[]; } dc_local_input;
+
+static int dc_input_io_open(struct AVFormatContext *s, AVIOContext **pb, const char *url, int flags,
+                            AVDictionary **options) {
+    dc_local_input *input = s->opaque;
+    const char *name = strncmp(url, "file:", 5) == 0 ? url + 5 : url;
+    char resolved[PATH_MAX];
+    if (!input) return AVERROR(EINVAL);
+    /* Why the name does not resolve is what to say (a missing file was "Permission denied"). */
+    if (!realpath(name, resolved)) return AVERROR(errno);
+    size_t n = strlen(input->folder);
+    int inside = strncmp(resolved, input->folder, n) == 0
+        && (resolved[n] == '/' || resolved[n] == 0 || strcmp(input->folder, "/") == 0);
+    if (!inside) { input->refused = 1; return AVERROR(EPERM); }
+    /* The name checked is the name opened: a link swapped in after the check leads nowhere new. */
+    char opened[PATH_MAX + 8];
+    snprintf(opened, sizeof opened, "file:%s", resolved);
+    return input->original(s, pb, opened, flags, options);
+}
+
+/* Every demuxer but those that open the files they name past the context's io_open, for
+ * format_whitelist: concat opens each listed file in a context of its own with FFmpeg's
+ * io_open; DASH and IMF open their segments and resources with avio_open2 (a manifest inside
+ * the folder could name ../secret, seen done with DASH). The others that open files of their
+ * own (HLS, image sequences, QuickTime references) do so through io_open, which checks them.
+ * Made once; never freed. */
+static int dc_reads_past_io_open(const char *name) {
+    return strcmp(name, "concat") == 0 || strcmp(name, "dash") == 0 || strcmp(name, "imf") == 0;
+}
+
+static char *confined_format_list;
+
+static void dc_make_confined_formats(void) {
+    size_t size = 1;
+    const AVInputFormat *f;
+    void *it = NULL;
+    while ((f = av_demuxer_iterate(&it))) if (!dc_reads_past_io_open(f->name)) size += strlen(f->name) + 1;
+    char *names = calloc(size, 1);
+    if (!names) return;
+    it = NULL;
+    while ((f = av_demuxer_iterate(&it))) {
+        if (dc_reads_past_io_open(f->name)) continue;
+        if (names[0]) strcat(names, ",");
+        strcat(names, f->name);
+    }
+    confined_format_list = names;
+}
+
+static const char *dc_confined_formats(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, dc_make_confined_formats);
+    return confined_format_list;
+}
+
+/* Opens `file_url` ("file:" and the path) for input; `folder` is the real path of its
+ * folder, kept in the context's opaque (dc_close_local_input frees it). */
+int dc_open_local_input(AVFormatContext **out, const char *file_url, const char *folder) {
+    AVFormatContext *ctx = avformat_alloc_context();
+    if (!ctx) return AVERROR(ENOMEM);
+    dc_local_input *input = malloc(sizeof(dc_local_input) + strlen(folder) + 1);
+    if (!input) { avformat_free_context(ctx); return AVERROR(ENOMEM); }
+    input->original = ctx->io_open;
+    input->refused = 0;
+    strcpy(input->folder, folder);
+    ctx->opaque = input;
+    ctx->io_open = dc_input_io_open;
+    AVDictionary *options = NULL;
+    av_dict_set(&options, "protocol_whitelist", "file", 0);
+    const char *formats = dc_confined_formats();
+    if (!formats) { avformat_free_context(ctx); free(input); return AVERROR(ENOMEM); }
+    av_dict_set(&options, "format_whitelist", formats, 0);
+    int rc = avformat_open_input(&ctx, file_url, NULL, &options);
+    av_dict_free(&options);
+    /* A demuxer may turn the refusal into an error of its own: the refusal is what to say. */
+    if (rc < 0) { if (input->refused) rc = AVERROR(EPERM); free(input); *out = NULL; return rc; }
+    *out = ctx;
+    return 0;
+}
+
+void dc_close_local_input(AVFormatContext **ctx) {
+    if (!ctx || !*ctx) return;
+    void *opaque = (*ctx)->opaque;
+    avformat_close_input(ctx);
+    free(opaque);
+}
+
+/* Outputs written through a descriptor the caller opened (O_EXCL, O_NOFOLLOW, locked), never
+ * re-opened by name: a link or another file swapped in at the name cannot redirect the
+ * write. Each I/O context keeps its own position (pread/pwrite), so the faststart pass
+ * that reads the file back while writing it can share the descriptor. */
+
+
+typedef struct { int fd; int64_t position; } dc_descriptor_io;
+
+static int dc_descriptor_read(void *opaque, uint8_t *buf, int size) {
+    dc_descriptor_io *io = opaque;
+    ssize_t n;
+    do { n = pread(io->fd, buf, (size_t)size, io->position); } while (n < 0 && errno == EINTR);
+    if (n < 0) return AVERROR(errno);
+    if (n == 0) return AVERROR_EOF;
+    io->position += n;
+    return (int)n;
+}
+
+static int dc_descriptor_write(void *opaque, dc_avio_write_buffer buf, int size) {
+    dc_descriptor_io *io = opaque;
+    int done = 0;
+    while (done < size) {
+        ssize_t n = pwrite(io->fd, buf + done, (size_t)(size - done), io->position);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return AVERROR(errno);
+        done += (int)n;
+        io->position += n;
+    }
+    return done;
+}
+
+static int64_t dc_descriptor_seek(void *opaque, int64_t offset, int whence) {
+    dc_descriptor_io *io = opaque;
+    struct stat st;
+    switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE: return fstat(io->fd, &st) == 0 ? (int64_t)st.st_size : AVERROR(errno);
+    case SEEK_SET: io->position = offset; break;
+    case SEEK_CUR: io->position += offset; break;
+    case SEEK_END:
+        if (fstat(io->fd, &st) != 0) return AVERROR(errno);
+        io->position = (int64_t)st.st_size + offset;
+        break;
+    default: return AVERROR(EINVAL);
+    }
+    return io->position;
+}
+
+int dc_avio_open_descriptor(AVIOContext **pb, int fd, int writable) {
+    const int size = 1 << 16;
+    dc_descriptor_io *io = malloc(sizeof *io);
+    uint8_t *buffer = av_malloc(size);
+    *pb = io && buffer ? avio_alloc_context(buffer, size, writable, io, dc_descriptor_read,
+                                            writable ? dc_descriptor_write : NULL, dc_descriptor_seek) : NULL;
+    if (!*pb) { free(io); av_free(buffer); return AVERROR(ENOMEM); }
+    io->fd = fd;
+    io->position = 0;
+    return 0;
+}
+
+/* Flushes and frees a context from dc_avio_open_descriptor (the descriptor stays open);
+ * returns the first write error it met. */
+int dc_avio_close_descriptor(AVIOContext **pb) {
+    if (!pb || !*pb) return 0;
+    if ((*pb)->write_flag) avio_flush(*pb);
+    int rc = (*pb)->error;
+    free((*pb)->opaque);
+    av_freep(&(*pb)->buffer);
+    avio_context_free(pb);
+    return rc;
+}
+
+/* The muxer's own opens: only a read-back of its output (faststart), through the descriptor. */
+static int dc_output_io_open(struct AVFormatContext *s, AVIOContext **pb, const char *url, int flags,
+                             AVDictionary **options) {
+    (void)options;
+    if ((flags & AVIO_FLAG_WRITE) || !s->url || strcmp(url, s->url) != 0) return AVERROR(EPERM);
+    return dc_avio_open_descriptor(pb, (int)(intptr_t)s->opaque, 0);
+}
+
+static int dc_output_io_close(struct AVFormatContext *s, AVIOContext *pb) {
+    (void)s;
+    return dc_avio_close_descriptor(&pb);
+}
+
+/* Makes `ctx` write through `fd`; dc_avio_close_descriptor(&ctx->pb) closes what this opens. */
+int dc_output_use_descriptor(AVFormatContext *ctx, int fd) {
+    ctx->opaque = (void *)(intptr_t)fd;
+    ctx->io_open = dc_output_io_open;
+    ctx->io_close2 = dc_output_io_close;
+    ctx->flags |= AVFMT_FLAG_CUSTOM_IO;
+    return dc_avio_open_descriptor(&ctx->pb, fd, 1);
+}
+
+/* A live stream's network calls (connect, each write) give up once a deadline passes or a
+ * stop is asked for: FFmpeg polls the interrupt callback while it waits on the network. */
+
+static int dc_deadline_passed(void *opaque) {
+    const dc_deadline *d = opaque;
+    return d->stop || (d->deadline_us > 0 && av_gettime_relative() > d->deadline_us);
+}
+
+void dc_deadline_set(dc_deadline *d, double seconds) {
+    d->deadline_us = av_gettime_relative() + (int64_t)(seconds * 1e6);
+}
+
+/* Opens `url` for writing as the muxer's I/O, interruptible by `d`. */
+int dc_open_live_output(AVFormatContext *ctx, const char *url, dc_deadline *d, AVDictionary **options) {
+    ctx->interrupt_callback.callback = dc_deadline_passed;
+    ctx->interrupt_callback.opaque = d;
+    return avio_open2(&ctx->pb, url, AVIO_FLAG_WRITE, &ctx->interrupt_callback, options);
+}
