@@ -11,9 +11,11 @@ public protocol ForkJoinJob: AnyObject {
 
 /// Runs `ForkJoinJob`s. A job is an object its owner keeps and refills every frame:
 /// nothing is allocated per call (a closure capturing the frame's values was, once per call).
+// Sendable: the job is set before `go` is signalled and read after; `done` orders the return (semaphores).
 public final class ForkJoin: @unchecked Sendable {
     /// What the worker thread holds: never the ForkJoin itself, so it can be torn down while
     /// the worker sleeps.
+    // Sendable: as ForkJoin: `job` and `stopping` are written before `go` is signalled.
     private final class Worker: @unchecked Sendable {
         let go = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)

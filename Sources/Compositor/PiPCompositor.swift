@@ -1,4 +1,5 @@
 /// One input picture and the matrix its Y'CbCr was encoded with.
+// Sendable: a view of memory its owner keeps alive and unwritten while it is composed.
 public struct SourcePicture: @unchecked Sendable {
     public var image: I420View
     public var matrix: YCbCrMatrix
@@ -21,6 +22,7 @@ public enum KernelVariant: String, Sendable, CaseIterable {
 ///
 /// With `threads: 2` each large placement's rows are split between the caller and a worker
 /// thread (`ForkJoin`).
+// Sendable: one composing thread at a time: its plans and scratch are that thread's, its worker gets rows through ForkJoin's semaphores.
 public final class PiPCompositor: @unchecked Sendable {
     public let layout: PiPLayout
     /// What every output is encoded with; cameras that unpack their own buffers re-encode to it.

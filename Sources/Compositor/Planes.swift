@@ -1,5 +1,6 @@
 /// A borrowed 8-bit image plane: the compositor never owns the memory it is pointed at,
 /// so the same kernels run on decoder frames, encoder frames and our own buffers.
+// Sendable: a borrowed pointer: whoever hands it to another thread keeps the memory alive and unwritten meanwhile.
 public struct PlaneView: @unchecked Sendable {
     public var base: UnsafeMutablePointer<UInt8>
     public var width: Int
@@ -43,6 +44,7 @@ public struct PlaneView: @unchecked Sendable {
 }
 
 /// Planar 4:2:0 YUV (I420): full-size luma, chroma planes of ceil(w/2) x ceil(h/2).
+// Sendable: three borrowed planes, as PlaneView.
 public struct I420View: @unchecked Sendable {
     public var y: PlaneView
     public var u: PlaneView
@@ -92,6 +94,7 @@ public struct I420View: @unchecked Sendable {
 
 /// An I420 image that owns its memory. Rows are 64-byte aligned so SIMD loads of a row
 /// start never straddle a cache line.
+// Sendable: owns its memory; written by one thread at a time, handed over through a lock.
 public final class I420Buffer: @unchecked Sendable {
     public let size: Size
     public let view: I420View

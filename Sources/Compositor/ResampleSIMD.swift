@@ -1,4 +1,5 @@
 /// Working memory for the SIMD resampler, sized when plans are built, reused every frame.
+// Sendable: the scratch of one compositor, used by the thread composing with it.
 public final class ResampleScratch: @unchecked Sendable {
     /// 16 rows of vertical-pass output, then the same transposed into columns.
     private(set) var band: UnsafeMutablePointer<UInt8>

@@ -1,4 +1,5 @@
 /// 10-bit limited-range 4:2:0 planes (what 10-bit video decodes to, or libswscale makes of it).
+// Sendable: read-only pointers into a decoded frame its owner keeps.
 public struct TenBitPlanes: @unchecked Sendable {
     public var y: UnsafePointer<UInt16>
     public var yStride: Int

@@ -3,6 +3,7 @@ import Compositor
 import Foundation
 import MediaIO
 import Pipeline
+import Synchronization
 
 /// A window showing the composed picture while it is made, at a reduced size and rate
 /// (half size at most 960 wide, 15 fps). The composing thread only scales each shown
@@ -11,6 +12,7 @@ import Pipeline
 /// or `s`, asks for a swap; dragging it (an outline follows the pointer) and letting go
 /// asks for the corner nearest to where it was dropped; `p`, `q` and closing the window
 /// are passed on as they are.
+// Sendable: what both threads touch is under `lock`; SDL is called from the window's thread alone.
 public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     public enum Problem: Error, CustomStringConvertible {
         case noDisplay(String)
@@ -84,13 +86,13 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         buffers = (0..<3).map { _ in I420Buffer(size: size) }
         let opened = DispatchSemaphore(value: 0)
         // Written by the window's thread before it signals `opened`, read after.
-        final class Failure: @unchecked Sendable { var why: String? }
+        final class Failure: Sendable { let why = Mutex<String?>(nil) }
         let failure = Failure()
         thread = OwnedThread(name: "dualcam-preview") { [self] in
             let window = SDLWindow.open(title: title, size: size, drivers: drivers)
             switch window {
             case let .failure(why):
-                failure.why = why
+                failure.why.withLock { $0 = why }
                 opened.signal()
             case let .success(w):
                 opened.signal()
@@ -99,7 +101,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
             }
         }
         opened.wait()
-        if let why = failure.why {
+        if let why = failure.why.withLock({ $0 }) {
             thread?.join()
             let named = displays.map { "\($0.variable)=\(env[$0.variable] ?? "")" }
             throw .noDisplay(why + "; " + named.joined(separator: ", "))

@@ -8,6 +8,7 @@ import MediaIO
 /// playback. The question is asked in the window's title and on the terminal. The sound
 /// plays through ALSA's default device, and each picture is shown once its sound is heard;
 /// with no device to play on, the picture alone (said once).
+// Sendable: its state under `lock`.
 public final class TakeReview: @unchecked Sendable {
     public enum Outcome: Sendable { case keep, discard }
 

@@ -1,16 +1,16 @@
 import Foundation
 import MediaIO
+import Synchronization
 
 /// One line at the bottom of a terminal, redrawn in place (progress, recording status). Off
 /// a terminal it draws nothing: logs and pipes get the start line and the summary only.
 /// Messages (`say`) clear it first and it comes back under them, so the two never mix.
-final class TerminalLine: @unchecked Sendable {
+final class TerminalLine: Sendable {
     static let shared = TerminalLine(enabled: isatty(2) == 1 && ProcessInfo.processInfo.environment["TERM"] != "dumb")
 
     let enabled: Bool
-    private let lock = NSLock()
-    private var text = ""
-    private var lastDrawn = 0.0
+    /// The line shown, and when it was drawn.
+    private let shown = Mutex((text: "", drawnAt: 0.0))
     /// Redraws at most this often: a terminal over ssh should not be flooded at 30 fps.
     static let interval = 0.25
 
@@ -20,11 +20,12 @@ final class TerminalLine: @unchecked Sendable {
     func update(_ newText: @autoclosure () -> String, force: Bool = false) {
         guard enabled else { return }
         let now = ProcessInfo.processInfo.systemUptime
-        lock.lock(); defer { lock.unlock() }
-        guard force || now - lastDrawn >= Self.interval else { return }
-        lastDrawn = now
-        text = Self.fitted(newText(), columns: Self.columns())
-        draw("\r\u{1B}[K" + text)
+        shown.withLock { shown in
+            guard force || now - shown.drawnAt >= Self.interval else { return }
+            shown.drawnAt = now
+            shown.text = Self.fitted(newText(), columns: Self.columns())
+            draw("\r\u{1B}[K" + shown.text)
+        }
     }
 
     /// A line longer than the terminal wraps, and the next redraw would then clear only its
@@ -42,18 +43,19 @@ final class TerminalLine: @unchecked Sendable {
     /// gone from the terminal before that is written, or the two would mix).
     func clear() {
         guard enabled else { return }
-        lock.lock()
-        if !text.isEmpty { draw("\r\u{1B}[K") }
-        text = ""
-        lock.unlock()
+        shown.withLock { shown in
+            if !shown.text.isEmpty { draw("\r\u{1B}[K") }
+            shown.text = ""
+        }
         StderrWriter.shared.flush(timeout: 1)
     }
 
     /// Writes `message` (a whole line) above the status line.
     func print(message: String) {
-        lock.lock(); defer { lock.unlock() }
-        guard enabled, !text.isEmpty else { return draw(message) }
-        draw("\r\u{1B}[K" + message + text)
+        shown.withLock { shown in
+            guard enabled, !shown.text.isEmpty else { return draw(message) }
+            draw("\r\u{1B}[K" + message + shown.text)
+        }
     }
 
     /// To fd 2 through `StderrWriter`: callers (the recording thread among them) never wait
@@ -65,6 +67,7 @@ final class TerminalLine: @unchecked Sendable {
 /// Ctrl-S, or to a pipe nobody reads, blocks until it is read: that thread waits, not the
 /// one that recorded the frame. What piles up past `limit` bytes meanwhile is dropped
 /// (status redraws, mostly), and said once writing resumes.
+// Sendable: what is pending under `condition`.
 final class StderrWriter: @unchecked Sendable {
     static let shared = StderrWriter()
     static let limit = 1 << 18

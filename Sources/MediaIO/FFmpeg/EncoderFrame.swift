@@ -3,6 +3,7 @@ import Compositor
 
 /// A refcounted I420 AVFrame of the output size: composed into by the compositor and handed
 /// to the encoder as it is, so no whole-frame copy sits between composing and encoding.
+// Sendable: its AVFrame is written by one thread at a time, handed over through the encoder's queue (a lock).
 public final class EncoderFrame: @unchecked Sendable {
     public let frame: Frame
     public let size: Size

@@ -3,6 +3,7 @@ import Compositor
 
 /// One decoded picture, normalised to limited-range I420 and turned upright.
 /// It owns what `image` points into, so it stays valid for as long as it is held.
+// Sendable: not written once decoded; handed from the decoding thread through DecodeAhead's lock.
 public final class VideoPicture: @unchecked Sendable {
     /// Seconds from the first frame of the stream.
     public let time: Double

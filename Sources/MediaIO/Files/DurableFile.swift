@@ -7,6 +7,7 @@ import Glibc
 /// on the disk, with the folder entry that names the file, so a power cut keeps both.
 /// fsync acts on the file, not on the descriptor it is called through, so a descriptor of
 /// our own serves for a file FFmpeg opened.
+// Sendable: `pending` and `failure` under `lock`; the descriptors are synced on `syncer` alone.
 public final class DurableFile: @unchecked Sendable {
     public let path: String
     private let reportedPath: String

@@ -3,6 +3,7 @@ import Foundation
 /// A thread its owner starts with a body and joins, with a time limit when it must not wait
 /// for ever (a body stuck in a driver call). The body keeps what it captures alive, so a
 /// join that gives up frees nothing under it.
+// Sendable: `joined` is its owner's alone; the thread and its owner meet through the `ended` semaphore.
 public final class OwnedThread: @unchecked Sendable {
     private let ended = DispatchSemaphore(value: 0)
     /// Touched by the owner's thread only.

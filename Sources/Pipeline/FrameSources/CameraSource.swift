@@ -12,6 +12,7 @@ import Glibc
 /// exposure. Damaged buffers are skipped and counted. When the camera goes (unplugged, a
 /// broken stream) it is looked for again, by what it is rather than by its node, and
 /// reopened with the format it had (`.away` until then).
+// Sendable: the device and stream are its capture thread's (set before it starts, or by it); others read through `feed` (locked) and atomics.
 final class CameraSource: FrameSource, SizedByRole, @unchecked Sendable {
     let feed: SourceFeed
     let path: String

@@ -5,6 +5,7 @@ import MediaIO
 /// inputs decode side by side and beside compositing and encoding instead of in turn. The
 /// lead also lets the decoder let go of a picture before it is composed (it keeps the ones
 /// later pictures are predicted from), so more can be composed in place.
+// Sendable: its queue, outcome and stop under `condition`.
 final class DecodeAhead: @unchecked Sendable {
     let reader: VideoReader
     private let depth: Int

@@ -12,6 +12,7 @@ import Glibc
 /// stream: each JPEG, as stored, decoded on this thread by the camera path
 /// (`CameraFrameMaker`: libjpeg-turbo, at the inset's size while in the inset), so that a
 /// recording of such files costs what one of two webcams costs.
+// Sendable: its pictures are the capture thread's; the pace under `paceLock`, the inset under a Mutex, counts atomic.
 final class FileSource: FrameSource, SizedByRole, @unchecked Sendable {
     let feed: SourceFeed
     let path: String

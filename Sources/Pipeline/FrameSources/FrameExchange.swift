@@ -9,6 +9,7 @@ import Glibc
 /// A captured picture, owned by its source's pool. Its pixels are an encoder frame's: when
 /// it is the main picture at the output size, the inset is drawn into it and it is encoded
 /// as it is, without a copy.
+// Sendable: filled by the capture thread before it is published, read by the composer after: the exchange's lock orders them.
 public final class LiveFrame: @unchecked Sendable {
     let storage: EncoderFrame
     public let buffer: I420Buffer
@@ -37,27 +38,29 @@ public final class LiveFrame: @unchecked Sendable {
 /// filled, so the capture thread never waits and never writes what is being read. Frames
 /// composed in place wait to be encoded on top of these: while the encoder holds one, a new
 /// one takes its turn (at most as many as the encoder's queue is deep).
-package final class FrameExchange: @unchecked Sendable {
-    private let lock = NSLock()
-    private var frames: [LiveFrame] = []
-    private var published: Int?
-    private var held: Int?
-    private var fresh = false
+package final class FrameExchange: Sendable {
+    private struct Slots {
+        var frames: [LiveFrame] = []
+        var published: Int?
+        var held: Int?
+        var fresh = false
+    }
+    private let slots = Mutex(Slots())
 
     package init() {}
 
     /// A frame the capture thread may fill (sized `size`; reallocated if the size changed).
     package func frameToFill(size: Size) -> LiveFrame {
-        lock.lock()
-        defer { lock.unlock() }
-        if frames.isEmpty { frames = (0..<3).map { _ in LiveFrame(size: size) } }
-        guard let i = frames.indices.first(where: { $0 != published && $0 != held && frames[$0].storage.isExclusive })
-        else {
-            frames.append(LiveFrame(size: size))
-            return frames[frames.count - 1]
+        slots.withLock { s in
+            if s.frames.isEmpty { s.frames = (0..<3).map { _ in LiveFrame(size: size) } }
+            guard let i = s.frames.indices.first(where: { $0 != s.published && $0 != s.held && s.frames[$0].storage.isExclusive })
+            else {
+                s.frames.append(LiveFrame(size: size))
+                return s.frames[s.frames.count - 1]
+            }
+            if s.frames[i].buffer.size != size { s.frames[i] = LiveFrame(size: size) }
+            return s.frames[i]
         }
-        if frames[i].buffer.size != size { frames[i] = LiveFrame(size: size) }
-        return frames[i]
     }
 
     package func publish(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int = 0, latencyOrigin: Double? = nil) {
@@ -65,23 +68,23 @@ package final class FrameExchange: @unchecked Sendable {
         frame.latencyOrigin = latencyOrigin ?? timestamp
         frame.matrix = matrix
         frame.shift = shift
-        lock.lock()
-        published = frames.firstIndex { $0 === frame }
-        fresh = true
-        lock.unlock()
+        slots.withLock { s in
+            s.published = s.frames.firstIndex { $0 === frame }
+            s.fresh = true
+        }
     }
 
     /// Frames allocated so far (they are kept and reused).
-    var frameCount: Int { lock.withLock { frames.count } }
+    var frameCount: Int { slots.withLock { $0.frames.count } }
 
     /// The newest frame, held until the next `take` (nil before the first).
     package func take() -> (frame: LiveFrame, isNew: Bool)? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let p = published else { return nil }
-        held = p
-        let isNew = fresh
-        fresh = false
-        return (frames[p], isNew)
+        slots.withLock { s in
+            guard let p = s.published else { return nil }
+            s.held = p
+            let isNew = s.fresh
+            s.fresh = false
+            return (s.frames[p], isNew)
+        }
     }
 }

@@ -60,6 +60,7 @@ protocol SizedByRole: FrameSource {
 
 /// The state a source shares with the recorder: written by its capture thread, read by the
 /// composer.
+// Sendable: state and arrival under `stateLock`, `stopping` atomic; `format` is set before the thread starts or by it, read after.
 final class SourceFeed: @unchecked Sendable {
     let name: String
     let exchange = FrameExchange()

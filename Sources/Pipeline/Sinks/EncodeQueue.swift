@@ -11,6 +11,7 @@ import MediaIO
 /// cannot take in time are skipped,
 /// never waited for (that would stall the clock and later fill the missed slots with
 /// pictures from the future).
+// Sendable: its pool, queue, sound and counts under `condition`.
 final class EncodeQueue: @unchecked Sendable {
     enum Acquisition {
         case canvas(EncoderFrame)

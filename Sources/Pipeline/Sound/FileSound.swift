@@ -31,6 +31,7 @@ extension LiveAudio: SoundSource {
 /// --back): decoded on the timeline its pictures are read on (`SourceTimeline`) and placed
 /// on the monotonic clock where `FileSource` placed them, so the file's own sync is kept to
 /// the sample. Decoded on demand on the encoder's thread: nothing waits for it.
+// Sendable: its peak, loss and placement under `lock`; decoded on the encoder's thread alone.
 final class FileSound: SoundSource, @unchecked Sendable {
     let kind: String
     private let source: FileSource

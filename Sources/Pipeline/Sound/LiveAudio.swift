@@ -5,6 +5,7 @@ import MediaIO
 /// placed where its capture time says (see `DriftCorrector`), so sound and picture stay
 /// together however far the device's clock is off. A microphone that fails, is unplugged or
 /// goes quiet for `stallSeconds` is dropped: the recording goes on with silence.
+// Sendable: what the capture thread shares (samples, peak, loss, counts) is under `lock`.
 final class LiveAudio: @unchecked Sendable {
     static let stallSeconds = 2.0
     /// A device that has not delivered anything yet gets this long (start-up).
