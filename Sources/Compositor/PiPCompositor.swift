@@ -17,12 +17,10 @@ public enum KernelVariant: String, Sendable, CaseIterable {
 
 /// Composes the picture-in-picture frame: the main picture aspect-filled over the whole
 /// canvas, the inset picture aspect-filled into the inset rectangle, both re-encoded to the
-/// output matrix (BT.709). Scale plans are built on first sight of a source size and reused,
-/// so steady-state composition allocates nothing.
-///
-/// With `threads: 2` each large placement's rows are split between the caller and a worker
-/// thread (`ForkJoin`).
-// Sendable: one composing thread at a time: its plans and scratch are that thread's, its worker gets rows through ForkJoin's semaphores.
+/// output matrix (BT.709). A layout is two placements (main and inset; side by side, left
+/// and right), each drawn by the one `PictureScaler`; the styled inset adds its mask,
+/// border and shadow.
+// Sendable: one composing thread at a time: its scaler's plans and scratch are that thread's.
 public final class PiPCompositor: @unchecked Sendable {
     public let layout: PiPLayout
     /// What every output is encoded with; cameras that unpack their own buffers re-encode to it.
@@ -30,6 +28,60 @@ public final class PiPCompositor: @unchecked Sendable {
     public var outputMatrix: YCbCrMatrix { Self.outputMatrix }
 
     public let kernels: KernelVariant
+    public var threads: Int { scaler.threads }
+    /// Draws each placement.
+    public let scaler: PictureScaler
+    /// The rounded corners, border and shadow; nil for the plain rectangle.
+    private let styled: StyledInset?
+
+    public init(layout: PiPLayout, kernels: KernelVariant = .simd, threads: Int = 1) throws(PiPLayout.Problem) {
+        try layout.validate()
+        self.layout = layout
+        self.kernels = kernels
+        scaler = PictureScaler(canvas: layout.canvas, kernels: kernels, threads: threads)
+        styled = layout.style.isPlain || layout.arrangement == .sideBySide ? nil : StyledInset(layout: layout)
+    }
+
+    /// Composes `main` full-frame and, unless nil, `inset` in the layout's corner; side by
+    /// side, `main` in the left half and `inset` in the right (with no inset, `main` fills
+    /// the canvas: one camera left). `output` must be canvas-sized. When `main.image` is
+    /// `output` itself and already canvas-sized, only the inset is written (composition in
+    /// place, picture-in-picture only).
+    public func compose(main: SourcePicture, inset: SourcePicture?, into output: I420View) {
+        precondition(output.size == layout.canvas, "output is \(output.size), canvas is \(layout.canvas)")
+        scaler.place(main, in: inset == nil ? layout.fullRect : layout.mainRect, of: output)
+        guard let inset else { return }
+        if let styled {
+            // The output's corner comes into cache while the inset is scaled into the scratch.
+            if kernels == .simd { styled.prefetch(output) }
+            scaler.place(inset, in: styled.scratchRect, of: styled.scratch.view)
+            styled.drawShadow(on: output, kernels: kernels)
+            styled.drawInset(on: output, kernels: kernels)
+        } else {
+            scaler.place(inset, in: layout.insetRect, of: output)
+        }
+    }
+
+    /// Scales `picture` (aspect-filled) into `rect` of `output` and converts its colours.
+    public func place(_ picture: SourcePicture, in rect: Rect, of output: I420View) {
+        scaler.place(picture, in: rect, of: output)
+    }
+
+    /// The plan for a source size into a rect, built once.
+    public func plan(source: Size, destination: Rect) -> ScalePlan { scaler.plan(source: source, destination: destination) }
+}
+
+/// Scales a picture (aspect-filled) into a rectangle of another and converts its colours to
+/// the output matrix: the one drawing operation every placement, the preview and each
+/// camera's own file (`record --iso`) use. Scale plans are built on first sight of a source
+/// size and reused, so steady-state drawing allocates nothing. With `threads: 2` a large
+/// placement's rows are split between the caller and a worker thread (`ForkJoin`).
+// Sendable: one drawing thread at a time: its plans and scratch are that thread's, its worker gets rows through ForkJoin's semaphores.
+public final class PictureScaler: @unchecked Sendable {
+    /// The picture drawn into: what counts as a large placement is measured against it.
+    public let canvas: Size
+    public let kernels: KernelVariant
+    public let threads: Int
 
     private struct PlanKey: Hashable {
         var source: Size
@@ -40,55 +92,32 @@ public final class PiPCompositor: @unchecked Sendable {
     private var scratch: UnsafeMutablePointer<UInt8>
     private var scratchCount: Int
     private let simdScratch = [ResampleScratch(), ResampleScratch()]
-
-    public let threads: Int
     private var fork: ForkJoin?
     private lazy var placement = Placement(self)
-    /// The rounded corners, border and shadow; nil for the plain rectangle.
-    private let styled: StyledInset?
 
     /// One placement's rows for the two threads, refilled for every split placement.
     private final class Placement: ForkJoinJob {
-        unowned let compositor: PiPCompositor
+        unowned let scaler: PictureScaler
         var picture: SourcePicture?, rect = Rect(x: 0, y: 0, width: 0, height: 0), output: I420View?, plan: ScalePlan?
-        init(_ compositor: PiPCompositor) { self.compositor = compositor }
-        func run(half: Int) { compositor.placeRows(picture!, in: rect, of: output!, plan: plan!, half: half) }
+        init(_ scaler: PictureScaler) { self.scaler = scaler }
+        func run(half: Int) { scaler.placeRows(picture!, in: rect, of: output!, plan: plan!, half: half) }
     }
 
-    public init(layout: PiPLayout, kernels: KernelVariant = .simd, threads: Int = 1) throws(PiPLayout.Problem) {
-        try layout.validate()
-        self.layout = layout
+    public init(canvas: Size, kernels: KernelVariant = .simd, threads: Int = 1) {
+        self.canvas = canvas
         self.kernels = kernels
         self.threads = kernels == .simd ? min(max(threads, 1), 2) : 1
-        styled = layout.style.isPlain || layout.arrangement == .sideBySide ? nil : StyledInset(layout: layout)
         scratchCount = 4096
         scratch = .allocate(capacity: scratchCount)
         for m in YCbCrMatrix.allCases {
-            if let c = ColorConversion(from: m, to: outputMatrix) { conversions[m] = c }
+            if let c = ColorConversion(from: m, to: PiPCompositor.outputMatrix) { conversions[m] = c }
         }
     }
 
     deinit { scratch.deallocate() }
 
-    /// Composes `main` full-frame and, unless nil, `inset` in the layout's corner; side by
-    /// side, `main` in the left half and `inset` in the right (with no inset, `main` fills
-    /// the canvas: one camera left). `output` must be canvas-sized. When `main.image` is
-    /// `output` itself and already canvas-sized, only the inset is written (composition in
-    /// place, picture-in-picture only).
-    public func compose(main: SourcePicture, inset: SourcePicture?, into output: I420View) {
-        precondition(output.size == layout.canvas, "output is \(output.size), canvas is \(layout.canvas)")
-        place(main, in: inset == nil ? layout.fullRect : layout.mainRect, of: output)
-        guard let inset else { return }
-        if let styled {
-            // The output's corner comes into cache while the inset is scaled into the scratch.
-            if kernels == .simd { styled.prefetch(output) }
-            place(inset, in: styled.scratchRect, of: styled.scratch.view)
-            styled.drawShadow(on: output, kernels: kernels)
-            styled.drawInset(on: output, kernels: kernels)
-        } else {
-            place(inset, in: layout.insetRect, of: output)
-        }
-    }
+    /// The whole canvas.
+    public var fullRect: Rect { Rect(x: 0, y: 0, width: canvas.width, height: canvas.height) }
 
     /// Scales `picture` (aspect-filled) into `rect` of `output` and converts its colours.
     public func place(_ picture: SourcePicture, in rect: Rect, of output: I420View) {
@@ -100,7 +129,7 @@ public final class PiPCompositor: @unchecked Sendable {
         // inset taken from a 1080p or 4K picture reads a third of it, cold). A 720p camera's
         // inset is bound by memory, which two threads here share (measured: slower on two
         // threads), and pays the hand-off for nothing.
-        let quarterCanvas = layout.canvas.width * layout.canvas.height / 4
+        let quarterCanvas = canvas.width * canvas.height / 4
         if threads == 2 && max(rect.width * rect.height, Int(plan.crop.width * plan.crop.height)) >= quarterCanvas {
             if fork == nil { fork = ForkJoin(name: "dualcam-compositor") }
             (placement.picture, placement.rect, placement.output, placement.plan) = (picture, rect, output, plan)

@@ -46,7 +46,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
     static let dragThreshold = 8.0
     public var onClose: () -> Void = {}
 
-    private let scaler: PiPCompositor
+    private let scaler: PictureScaler
     /// Three, so the composing thread always finds one that is neither waiting to be shown
     /// nor being shown.
     private let buffers: [I420Buffer]
@@ -80,9 +80,8 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         self.layout = layout
         let size = Self.pictureSize(for: canvas)
         self.size = size
-        do { scaler = try PiPCompositor(layout: PiPLayout(canvas: size, inset: Size(width: 1, height: 1), margin: 0)) } catch {
-            throw .noDisplay("preview size \(size): \(error)")
-        }
+        guard size.width >= 2 && size.height >= 2 else { throw .noDisplay("preview size \(size): too small to show") }
+        scaler = PictureScaler(canvas: size)
         buffers = (0..<3).map { _ in I420Buffer(size: size) }
         let opened = DispatchSemaphore(value: 0)
         // Written by the window's thread before it signals `opened`, read after.
@@ -127,7 +126,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         lock.unlock()
         guard let spare, !closed else { return }
         lastOffer = now
-        scaler.place(SourcePicture(image: picture, matrix: PiPCompositor.outputMatrix), in: scaler.layout.fullRect,
+        scaler.place(SourcePicture(image: picture, matrix: PiPCompositor.outputMatrix), in: scaler.fullRect,
                      of: buffers[spare].view)
         lock.lock()
         ready = spare

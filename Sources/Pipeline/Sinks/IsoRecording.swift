@@ -14,13 +14,13 @@ final class IsoRecording {
         let path: String
         var file: RecordingFile?
         var queue: EncodeQueue?
-        var scaler: PiPCompositor?
+        var scaler: PictureScaler?
         var lastTimestamp = -Double.infinity
         var failure: String?
         init(role: String, path: String) { self.role = role; self.path = path }
     }
 
-    private let plan: RecordPlan
+    private let settings: OutputSettings
     /// The take's file.
     private let take: String
     private let log: (String) -> Void
@@ -45,9 +45,9 @@ final class IsoRecording {
         }
     }
 
-    init(plan: RecordPlan, take: String, sources: [any FrameSource], log: @escaping (String) -> Void) {
-        self.plan = plan
-        self.take = take
+    init(settings: OutputSettings, sources: [any FrameSource], log: @escaping (String) -> Void) {
+        self.settings = settings
+        take = settings.take ?? ""
         self.log = log
         for (i, s) in sources.enumerated() {
             let role = i == 0 ? "back" : "front"
@@ -75,23 +75,23 @@ final class IsoRecording {
         // The first picture stands for every slot before it, so each file starts with the take.
         let index = track.lastTimestamp == -.infinity ? 0 : slot
         guard case let .canvas(canvas) = queue.acquire() else { return }  // its encoder behind: the last picture holds
-        scaler.place(picture.picture, in: scaler.layout.fullRect, of: canvas.view)
+        scaler.place(picture.picture, in: scaler.fullRect, of: canvas.view)
         queue.submit(index: index, canvas: canvas)
         track.lastTimestamp = picture.timestamp
     }
 
     private func open(_ track: Track, size: Size) {
-        var video = plan.video
+        var video = settings.video
         video.codec = .h264
         video.preset = "ultrafast"
         video.crf = 18
         video.bitrate = nil
         video.size = Size(width: size.width & ~1, height: size.height & ~1)
         do throws(MediaError) {
-            let file = try RecordingFile(path: track.path, overwrite: plan.overwrite, video: video, metadata: plan.metadata)
+            let file = try RecordingFile(path: track.path, overwrite: settings.overwrite, video: video, metadata: settings.metadata)
             track.file = file
             track.queue = try EncodeQueue(sink: file, canvas: video.size, depth: 6, fps: Int(video.framesPerSecond))
-            track.scaler = try? PiPCompositor(layout: PiPLayout(canvas: video.size, inset: Size(width: 1, height: 1), margin: 0))
+            track.scaler = PictureScaler(canvas: video.size)
         } catch {
             track.failure = error.description
             track.file?.remove()
@@ -173,13 +173,13 @@ extension OutputRequest {
     /// `--iso`: each camera's own picture kept beside the take, and the swaps. Whole
     /// pictures, whatever the role: the files are composed again later, in any layout.
     package static var iso: OutputRequest {
-        OutputRequest(check: { plan, _ throws(MediaError) in
-            guard let file = plan.file else {
+        OutputRequest(check: { settings, _ throws(MediaError) in
+            guard let file = settings.take else {
                 throw .outputUnusable("--iso keeps each camera's picture beside the take: with -o none there is no take")
             }
-            try IsoRecording.check(output: file, overwrite: plan.overwrite)
+            try IsoRecording.check(output: file, overwrite: settings.overwrite)
         }, needsWholePictures: true) { context in
-            IsoRecording(plan: context.plan, take: context.plan.file ?? "", sources: context.sources, log: context.event)
+            IsoRecording(settings: context.settings, sources: context.sources, log: context.event)
         }
     }
 }
