@@ -60,6 +60,13 @@ struct Compose: ParsableCommand {
         options.video = encoding.videoSettings(reporting: reporting)
         options.overwrite = encoding.overwrite
         options.metadata = encoding.metadata
+        // The swaps of a composition are its --swap-at times; the window only shows it. q
+        // abandons the job as Ctrl-C does; closing the window closes only the window.
+        let window = previewOptions.open(layout: options.layout, title: "dualcam - composing \(encoding.output)",
+                                         job: "composing")
+        window?.onQuitKey = { Interruption.request() }
+        if let window { options.outputs.append(.preview(window)) }
+        defer { window?.close() }
         let job = ComposeJob(options: options)
         Interruption.install()
         job.isCancelled = { Interruption.requested }
@@ -77,13 +84,6 @@ struct Compose: ParsableCommand {
                                                              elapsed: ProcessInfo.processInfo.systemUptime - started))
             }
         }
-        // The swaps of a composition are its --swap-at times; the window only shows it. q
-        // abandons the job as Ctrl-C does; closing the window closes only the window.
-        let window = previewOptions.open(layout: options.layout, title: "dualcam - composing \(encoding.output)",
-                                         job: "composing")
-        window?.onQuitKey = { Interruption.request() }
-        job.preview = window
-        defer { window?.close() }
         let s = try job.run()
         window?.close()
         TerminalLine.shared.clear()

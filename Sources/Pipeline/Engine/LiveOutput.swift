@@ -50,10 +50,21 @@ enum OutputReport {
     case isoFiles([String])
 }
 
+/// What an output is checked and opened against: the take's file (if any) and how it is
+/// encoded. `record` and `compose` each make one.
+package struct OutputSettings: Sendable {
+    /// The take's file; nil with none (`record -o none`).
+    package var take: String?
+    package var overwrite: Bool
+    package var canvas: Size
+    package var video: VideoEncoderSettings
+    package var metadata: MovWriter.Metadata
+}
+
 /// What an output may use when it opens.
 struct OutputContext {
-    let plan: RecordPlan
-    /// The sources opened, the back one first.
+    let settings: OutputSettings
+    /// The live sources opened, the back one first (none for `compose`).
     let sources: [any FrameSource]
     /// The take's encoding, when something is encoded (a file, or an output that asked for it).
     let encoders: OutputEncoders?
@@ -68,14 +79,14 @@ struct OutputContext {
 /// and kept for `open`), and how to open it once the sources and the encoding are. Each kind makes its own (`.virtualCamera(path:)` beside
 /// `VirtualCamera`, `.stream(url:)` beside `LiveStream` ...).
 package struct OutputRequest: Sendable {
-    package let check: @Sendable (RecordPlan, _ log: @escaping @Sendable (String) -> Void) throws(MediaError) -> Void
+    package let check: @Sendable (OutputSettings, _ log: @escaping @Sendable (String) -> Void) throws(MediaError) -> Void
     let open: @Sendable (OutputContext) throws(MediaError) -> any LiveOutput
     /// It sends the take's encoded packets: with no file, the take is encoded for it alone.
     package let needsEncoding: Bool
     /// It keeps the sources' whole pictures: none is made at the size of its role alone.
     package let needsWholePictures: Bool
 
-    init(check: @escaping @Sendable (RecordPlan, _ log: @escaping @Sendable (String) -> Void) throws(MediaError) -> Void = { _, _ in },
+    init(check: @escaping @Sendable (OutputSettings, _ log: @escaping @Sendable (String) -> Void) throws(MediaError) -> Void = { _, _ in },
          needsEncoding: Bool = false, needsWholePictures: Bool = false,
          open: @escaping @Sendable (OutputContext) throws(MediaError) -> any LiveOutput) {
         self.check = check

@@ -40,6 +40,11 @@ package struct RecordPlan: Sendable {
 
     package init(file: String?) { self.file = file }
 
+    /// What the outputs are checked and opened against.
+    package var outputSettings: OutputSettings {
+        OutputSettings(take: file, overwrite: overwrite, canvas: layout.canvas, video: video, metadata: metadata)
+    }
+
     /// The take's name as reports show it ("none" with no file).
     package var shownName: String { file ?? "none" }
 }

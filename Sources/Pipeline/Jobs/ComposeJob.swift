@@ -26,6 +26,8 @@ public struct ComposeOptions: Sendable {
     /// libavcodec's choice). Measured with Benchmarks/compare-ffmpeg.sh on 2 cores: one each
     /// is as fast as libavcodec's three and holds 24 MiB less (frame threads keep frames).
     public var decoderThreads = 1
+    /// Where the pictures also go as they are composed (the preview window).
+    package var outputs: [OutputRequest] = []
 
     public init(back: String, front: String, output: String) {
         self.back = back
@@ -60,8 +62,6 @@ public final class ComposeJob {
     public var progress: (_ frames: Int, _ expected: Int?) -> Void = { _, _ in }
     /// Told once everything that can fail on bad input has opened, before the first frame.
     public var onStart: () -> Void = {}
-    /// Shown every composed picture (the preview window).
-    public var preview: PictureObserver?
 
     public init(options: ComposeOptions) {
         self.options = options
@@ -78,16 +78,25 @@ public final class ComposeJob {
             throw .cannotCompose(reason: error.description)
         }
         let (sound, soundName) = try openSound(back: back, front: front)
+        let settings = OutputSettings(take: o.output, overwrite: o.overwrite, canvas: o.layout.canvas, video: o.video,
+                                      metadata: o.metadata)
+        for request in o.outputs { try request.check(settings, { _ in }) }
         let sink = try FaststartFile(path: o.output, overwrite: o.overwrite, video: o.video, metadata: o.metadata)
+        let context = OutputContext(settings: settings, sources: [], encoders: nil, event: { _ in }, log: { _ in })
+        let outputs = try o.outputs.map { request throws(MediaError) in try request.open(context) }
+        var written: Int?
+        defer { for output in outputs { _ = output.finish(lastSlot: written.map { $0 - 1 }) } }
         let clock = FrameClock(fps: Int(o.video.framesPerSecond))
         let pictures = try FilePictures(back: back, front: front, clock: clock)
         defer { pictures.stop() }
         let audio = SoundFollower(source: sound, samplesPerFrame: Int(OutputAudio.sampleRate) / clock.fps)
         onStart()
         let (frames, composedInPlace) = try composeFrames(pictures, step: FrameStep(compositor: compositor), into: sink,
-                                                          audio: audio, expected: back.declaredDuration.map(clock.frameCount))
+                                                          audio: audio, outputs: outputs,
+                                                          expected: back.declaredDuration.map(clock.frameCount))
         try audio.end(at: frames, into: sink)
         try sink.finishWriting()
+        written = frames
         return ComposeSummary(frames: frames, duration: clock.time(ofFrame: frames), audioSamples: sink.soundSamplesWritten,
                               audioSource: soundName, seconds: Date().timeIntervalSince(started),
                               composedInPlace: composedInPlace,
@@ -116,27 +125,30 @@ public final class ComposeJob {
         return (source, source == nil ? "silence" : o.audio.rawValue)
     }
 
-    /// Every output frame: the pictures that meet there (`FilePictures`), the roles the swap
-    /// schedule and policy give it, composed and written with the sound that goes with it.
-    /// Returns the frames written and how many took the inset in place.
+    /// Every output frame: the pictures that meet there (`FilePictures`), the roles the
+    /// timeline gives it (the --swap-at schedule is its swap events), composed and written
+    /// with the sound that goes with it, and offered to the outputs. Returns the frames
+    /// written and how many took the inset in place.
     private func composeFrames(_ pictures: FilePictures, step: FrameStep, into sink: FaststartFile, audio: SoundFollower,
-                               expected: Int?) throws(MediaError) -> (Int, Int) {
+                               outputs: [any LiveOutput], expected: Int?) throws(MediaError) -> (Int, Int) {
         let canvas = try EncoderFrame(size: options.video.size)
-        var swap = SwapPolicy()
+        var timeline = Timeline(fps: pictures.clock.fps, duration: nil, layout: options.layout, swapped: false)
         var n = 0, composedInPlace = 0
         while true {
             if isCancelled() { throw .interrupted }
             guard try pictures.advance(toFrame: n) else { break }
-            let newMain = swap.showing ? pictures.back : pictures.front
-            let swapped = swap.frame(asked: options.swaps.isSwapped(frame: n, fps: pictures.clock.fps),
-                                     newMainReduction: newMain.reduction, newMainIsInsetOnly: newMain.isInsetOnly)
+            if options.swaps.isSwapped(frame: n, fps: pictures.clock.fps) != timeline.swapAsked {
+                _ = timeline.take([.swap], now: pictures.clock.time(ofFrame: n))
+            }
+            let newMain = timeline.swapAsked ? pictures.front : pictures.back
+            let swapped = timeline.roles(newMainReduction: newMain.reduction, newMainIsInsetOnly: newMain.isInsetOnly).showing
             let (frame, inPlace) = try step.frame(back: pictures.back, front: pictures.front, swapped: swapped,
                                                   canvas: { () throws(MediaError) in
                                                       try canvas.prepareForWriting()
                                                       return canvas
                                                   })
             if inPlace { composedInPlace += 1 }
-            preview?.offer(frame.view)
+            for output in outputs { output.offer(frame.view, recording: true) }
             try sink.write(frame: frame, index: Int64(n))
             try audio.follow(frame: n, into: sink)
             n += 1

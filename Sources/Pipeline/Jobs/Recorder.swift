@@ -65,7 +65,7 @@ package final class Recorder: Sendable {
             do { claim = try OutputClaim(path: file, overwrite: plan.overwrite) } catch { throw .media(error) }
         }
         do throws(MediaError) {
-            for request in plan.outputs { try request.check(plan, { [self] in log($0) }) }
+            for request in plan.outputs { try request.check(plan.outputSettings, { [self] in log($0) }) }
             try checkFileSound()
         } catch { throw .media(error) }
         // A device the user named first: a wrong --audio fails before anything else happens.
@@ -94,7 +94,7 @@ package final class Recorder: Sendable {
     /// Each output asked for, opened; when one cannot be, those opened are finished and the
     /// take's file removed: nothing has been recorded.
     private func openOutputs(sources: [any FrameSource], encoding: Encoding) throws(RecordError) -> [any LiveOutput] {
-        let context = OutputContext(plan: plan, sources: sources, encoders: encoding.encoders,
+        let context = OutputContext(settings: plan.outputSettings, sources: sources, encoders: encoding.encoders,
                                     event: { [self] in event($0) }, log: { [self] in log($0) })
         var outputs: [any LiveOutput] = []
         for request in plan.outputs {

@@ -261,7 +261,7 @@ extension OutputRequest {
     /// `--stream URL`: the take's own encoding sent live too. It takes each packet the
     /// encoders hand the muxer (with no file, the take is encoded for it alone).
     package static func stream(url: String) -> OutputRequest {
-        OutputRequest(check: { plan, _ throws(MediaError) in try LiveStream.check(url: url, hevc: plan.video.codec == .hevc) },
+        OutputRequest(check: { settings, _ throws(MediaError) in try LiveStream.check(url: url, hevc: settings.video.codec == .hevc) },
                       needsEncoding: true) { context throws(MediaError) in
             guard let encoders = context.encoders else { throw .outputUnusable("--stream: nothing is encoded to send") }
             let parameters = try StreamParameters(encoders: encoders)

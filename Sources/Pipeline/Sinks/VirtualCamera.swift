@@ -112,10 +112,10 @@ extension OutputRequest {
     /// opened before any camera (a missing module or a busy device is the one line there is).
     package static func virtualCamera(path: String) -> OutputRequest {
         let device = OpenedEarly<VirtualCamera>()
-        return OutputRequest(check: { plan, log throws(MediaError) in
+        return OutputRequest(check: { settings, log throws(MediaError) in
             do throws(V4L2Output.Problem) {
-                device.keep(try VirtualCamera(path: path, size: plan.layout.canvas,
-                                              framesPerSecond: Int(plan.video.framesPerSecond), log: log))
+                device.keep(try VirtualCamera(path: path, size: settings.canvas,
+                                              framesPerSecond: Int(settings.video.framesPerSecond), log: log))
             } catch { throw .outputUnusable(error.description) }
         }) { _ throws(MediaError) in
             guard let camera = device.take() else { throw .outputUnusable("\(path): opened once already") }
