@@ -13,7 +13,7 @@ import Glibc
 /// broken stream) it is looked for again, by what it is rather than by its node, and
 /// reopened with the format it had (`.away` until then).
 // Sendable: the device and stream are its capture thread's (set before it starts, or by it); others read through `feed` (locked) and atomics.
-final class CameraSource: FrameSource, SizedByRole, @unchecked Sendable {
+final class CameraSource: FrameSource, @unchecked Sendable {
     let feed: SourceFeed
     let path: String
     let request: FormatNegotiation.Request
@@ -25,10 +25,6 @@ final class CameraSource: FrameSource, SizedByRole, @unchecked Sendable {
     private var identity: CameraIdentity?
     private var exposure: Double?
     private lazy var maker = CameraFrameMaker(name: devicePath, matrix: .bt601, output: PiPCompositor.outputMatrix)
-    /// Where the inset is while this camera is in it, nil while it is full frame: set by the
-    /// recorder, read before each frame to make pictures no larger than the role needs.
-    private let insetTarget = Mutex<Rect?>(nil)
-    func setRole(inset: Rect?) { insetTarget.withLock { $0 = inset } }
     private let counters = Mutex(Counters())
     struct Counters {
         /// Frames the driver flagged, short buffers, JPEGs that would not decode.
@@ -226,7 +222,7 @@ final class CameraSource: FrameSource, SizedByRole, @unchecked Sendable {
     /// The buffer as an I420 frame of the exchange's, or nil when it is damaged (flagged by
     /// the driver, short, or a JPEG that does not decode).
     private func fill(from buffer: CapturedBuffer, _ stream: StreamFormat) -> (frame: LiveFrame, shift: Int)? {
-        let made = maker.make(buffer.bytes, isDamaged: buffer.isDamaged, stream: stream, inset: insetTarget.withLock { $0 },
+        let made = maker.make(buffer.bytes, isDamaged: buffer.isDamaged, stream: stream, inset: demand.inset,
                               exchange: exchange)
         if let shift = made?.shift, let note = maker.scaleChange(shift) { log(note) }
         return made

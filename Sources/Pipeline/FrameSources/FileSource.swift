@@ -12,15 +12,14 @@ import Glibc
 /// stream: each JPEG, as stored, decoded on this thread by the camera path
 /// (`CameraFrameMaker`: libjpeg-turbo, at the inset's size while in the inset), so that a
 /// recording of such files costs what one of two webcams costs.
-// Sendable: its pictures are the capture thread's; the pace under `paceLock`, the inset under a Mutex, counts atomic.
-final class FileSource: FrameSource, SizedByRole, @unchecked Sendable {
+// Sendable: its pictures are the capture thread's; the pace under `paceLock`, the demand its feed's, counts atomic.
+final class FileSource: FrameSource, @unchecked Sendable {
     let feed: SourceFeed
     let path: String
     private let log: (String) -> Void
     private var pictures: Pictures?
     private let paceLock = NSLock()
     private var _paceStart: Double?
-    private let insetTarget = Mutex<Rect?>(nil)
     private let damaged = Atomic<Int>(0)
 
     private enum Pictures {
@@ -41,7 +40,6 @@ final class FileSource: FrameSource, SizedByRole, @unchecked Sendable {
         feed = SourceFeed(name: path)
     }
 
-    func setRole(inset: Rect?) { insetTarget.withLock { $0 = inset } }
     /// JPEGs of an MJPEG file the camera path could not decode: skipped, as a camera's are.
     var damagedJPEGs: Int { damaged.load(ordering: .relaxed) }
 
@@ -149,7 +147,7 @@ final class FileSource: FrameSource, SizedByRole, @unchecked Sendable {
                     }
                     due = start! + time
                     guard wait(until: due) else { return }
-                    made = maker.make(jpeg, isDamaged: false, stream: stream, inset: insetTarget.withLock { $0 }, exchange: exchange)
+                    made = maker.make(jpeg, isDamaged: false, stream: stream, inset: demand.inset, exchange: exchange)
                 }
                 guard more, !stopping else { break }
                 guard let made else {

@@ -30,6 +30,7 @@ protocol FrameSource: AnyObject, Sendable {
 extension FrameSource {
     var name: String { feed.name }
     var exchange: FrameExchange { feed.exchange }
+    var demand: PictureDemand { feed.demand }
     var state: SourceState { feed.state }
     var format: String { feed.format }
     var lastArrival: Double { feed.lastArrival }
@@ -49,13 +50,15 @@ extension FrameSource {
     func stop(timeout: Double = SourceFeed.stopTimeout) -> Bool { feed.stop(timeout: timeout) }
 }
 
-/// A source whose pictures are made no larger than its role needs (JPEGs decoded at the
-/// inset's size while it is the inset, uncompressed frames converted only where the inset
-/// reads them): a camera, or an MJPEG file played as one.
-protocol SizedByRole: FrameSource {
-    /// Where the inset is on the canvas while the source is in it, nil while it is full
-    /// frame: set by the recorder, read before each picture.
-    func setRole(inset: Rect?)
+/// What the recording needs of a source's pictures, published by the recording's loop and
+/// read by the source before it makes each picture: where the inset is while the source is
+/// in it, nil while its pictures are shown full frame (or kept whole). A camera or an MJPEG
+/// file then makes them no larger than that (JPEGs decoded at the inset's size, uncompressed
+/// frames converted only where the inset reads them); other sources need not look.
+final class PictureDemand: Sendable {
+    private let insetRect = Mutex<Rect?>(nil)
+    func publish(inset: Rect?) { insetRect.withLock { $0 = inset } }
+    var inset: Rect? { insetRect.withLock { $0 } }
 }
 
 /// The state a source shares with the recorder: written by its capture thread, read by the
@@ -64,6 +67,8 @@ protocol SizedByRole: FrameSource {
 final class SourceFeed: @unchecked Sendable {
     let name: String
     let exchange = FrameExchange()
+    /// What the recording needs of the pictures (their role's size).
+    let demand = PictureDemand()
     private let stateLock = NSLock()
     private var _state = SourceState.starting
     private var _lastArrival = 0.0

@@ -223,16 +223,16 @@ final class RecordLoop {
         return true
     }
 
-    /// Tells each source its role, so one in the inset makes its pictures no larger than the
-    /// inset needs. Its next frame follows. While a swap waits to show, both are full frame:
-    /// the one asked for, so that its next picture can be, and the one still shown, so that
-    /// its pictures stay whole until the swap shows.
+    /// Publishes what each source's next pictures must be: no larger than the inset needs for
+    /// the one in the inset. While a swap waits to show, both are full frame: the one asked
+    /// for, so that its next picture can be, and the one still shown, so that its pictures
+    /// stay whole until the swap shows.
     private func assignRoles(asked: Bool, showing: Bool) {
         let mains = [asked ? sources.other : sources.driver, showing ? sources.other : sources.driver]
         let insetRect = placement.layout.insetRect
-        for case let s as any SizedByRole in sources.all {
+        for s in sources.all {
             let isMain = mains.contains { $0 === s }
-            s.setRole(inset: isMain || sources.other == nil || keepsWholePictures ? nil : insetRect)
+            s.demand.publish(inset: isMain || sources.other == nil || keepsWholePictures ? nil : insetRect)
         }
     }
 }
