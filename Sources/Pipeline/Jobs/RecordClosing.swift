@@ -5,21 +5,21 @@ import MediaIO
 /// is, each output finished, the summary.
 extension Recorder {
     func finish(_ loop: RecordLoop) throws(RecordError) -> RecordSummary {
-        for name in loop.sources.stopAll() {
+        for name in loop.opened.sources.stopAll() {
             event(String(format: "%@: its capture thread did not stop within %.0f s (stuck in a read that does not return); the file is "
                          + "finished without it", name, SourceFeed.stopTimeout))
         }
         let clock = loop.timeline.clock
-        stopAudio(loop.audio, end: clock.origin.map { $0 + clock.seconds })
+        stopAudio(loop.opened.audio, end: clock.origin.map { $0 + clock.seconds })
         observer.willFinish()
         let lastSlot = clock.next > 0 ? clock.next - 1 : nil
         let closed = Result { () throws(RecordError) in
-            if let file = loop.encoding.file { try close(file, queue: loop.queue, clock: clock) } else {
-                try close(loop.queue, sink: loop.encoding.sink, clock: clock)
+            if let file = loop.opened.encoding.file { try close(file, queue: loop.queue, clock: clock) } else {
+                try close(loop.queue, sink: loop.opened.encoding.sink, clock: clock)
             }
         }
         // Once the file is whole: what the stream still holds goes out after it.
-        let reports = loop.outputs.map { $0.finish(lastSlot: lastSlot) }
+        let reports = loop.opened.outputs.map { $0.finish(lastSlot: lastSlot) }
         try closed.get()
         var result = summary(loop)
         if loop.queue.lastSlotRefilled { result.encoderSkippedFrames -= 1 }
@@ -97,7 +97,7 @@ extension Recorder {
     }
 
     private func summary(_ loop: RecordLoop) -> RecordSummary {
-        let counts = loop.counts, clock = loop.timeline.clock, sources = loop.sources.all, audio = loop.audio
+        let counts = loop.counts, clock = loop.timeline.clock, sources = loop.opened.sources.all, audio = loop.opened.audio
         let sorted = counts.latencies.sorted()
         func pct(_ q: Double) -> Double { sorted.nearestRank(q) * 1000 }
         let cameras = sources.compactMap { $0 as? CameraSource }.map(\.counts)

@@ -10,10 +10,8 @@ import MediaIO
 /// outputs, the status line.
 final class RecordLoop {
     let recorder: Recorder
-    let sources: SourceSet
-    let encoding: Recorder.Encoding
-    let outputs: [any LiveOutput]
-    let audio: (any SoundSource)?
+    /// The sources, the encoding, the outputs and the sound, as the recorder opened them.
+    let opened: Recorder.Opened
     private(set) var timeline: Timeline
     private var placement: InsetPlacement
     private var controls: ControlReader
@@ -34,21 +32,19 @@ final class RecordLoop {
         var fullFrame = ""
     }
 
-    var queue: EncodeQueue { encoding.queue }
+    var queue: EncodeQueue { opened.encoding.queue }
     var plan: RecordPlan { recorder.plan }
+    private var sources: SourceSet { opened.sources }
+    private var outputs: [any LiveOutput] { opened.outputs }
 
-    init(recorder: Recorder, sources: SourceSet, encoding: Recorder.Encoding, outputs: [any LiveOutput],
-         audio: (any SoundSource)?, placement: InsetPlacement) {
+    init(recorder: Recorder, opened: Recorder.Opened, placement: InsetPlacement) {
         self.recorder = recorder
-        self.sources = sources
-        self.encoding = encoding
-        self.outputs = outputs
-        self.audio = audio
+        self.opened = opened
         self.placement = placement
         fps = Int(recorder.plan.video.framesPerSecond)
         timeline = Timeline(fps: fps, duration: recorder.plan.duration, layout: placement.layout, swapped: recorder.plan.swap)
         controls = ControlReader(recorder.controls)
-        showsWhilePaused = outputs.contains { $0.showsPictures }
+        showsWhilePaused = opened.outputs.contains { $0.showsPictures }
         keepsWholePictures = recorder.plan.outputs.contains { $0.needsWholePictures }
         counts.latencies.reserveCapacity(timeline.clock.limit.map { min($0, 1 << 20) } ?? 18000)
     }
@@ -56,7 +52,7 @@ final class RecordLoop {
     func run() {
         // The microphone runs from here: the file starts with the first picture taken after
         // this instant, so sound covers it from its first frame.
-        audio?.start()
+        opened.audio?.start()
         startedAt = monotonicNow()
         sources.startAll()
         while !timeline.isOver {
@@ -84,7 +80,7 @@ final class RecordLoop {
             if Recorder.isStale(frame.timestamp, startedAt: startedAt) { return true }
             queue.setOrigin(frame.timestamp)
             // Cameras can take a second or more to deliver: this is when the file starts.
-            recorder.log(plan.file.map { "recording to \($0)" } ?? (encoding.encoders != nil
+            recorder.log(plan.file.map { "recording to \($0)" } ?? (opened.encoding.encoders != nil
                 ? "streaming it, no file written (-o none)" : "showing it, no file written (-o none)"))
         }
         let (repeats, shows) = timeline.slots(forPictureAt: frame.timestamp)
@@ -96,7 +92,7 @@ final class RecordLoop {
             guard compose(frame, slot: slot, recording: true) else { return false }
         }
         // An OUT kept so far (--overwrite) is replaced once the take holds a picture.
-        if let file = encoding.file, file.pending != nil { file.claimIfReady() }
+        if let file = opened.encoding.file, file.pending != nil { file.claimIfReady() }
         reportStatus()
         return true
     }
@@ -150,7 +146,7 @@ final class RecordLoop {
         if let s = reporter.due(now: monotonicNow(), frames: timeline.clock.next, fps: fps, latencies: counts.latencies,
                                 repeated: counts.repeated, dropped: counts.droppedBack,
                                 encoderSkipped: counts.encoderSkipped, fullFrame: counts.fullFrame,
-                                paused: timeline.pause.isPaused, stream: status, audio: { audio?.takePeak() }) {
+                                paused: timeline.pause.isPaused, stream: status, audio: { self.opened.audio?.takePeak() }) {
             recorder.observer.status(s)
         }
     }

@@ -47,6 +47,14 @@ package final class Recorder: Sendable {
 
     var eventsSoFar: [String] { events.withLock { $0 } }
 
+    /// What a recording runs with, once opened.
+    struct Opened {
+        var sources: SourceSet
+        var encoding: Encoding
+        var outputs: [any LiveOutput]
+        var audio: (any SoundSource)?
+    }
+
     /// The take's encoding: into the file, or (no file) for an output that sends it, or for
     /// nothing; and the queue the composing thread hands frames to.
     struct Encoding {
@@ -85,8 +93,8 @@ package final class Recorder: Sendable {
             audio.onLost = { [weak self] why in self?.log("\(kind) lost (\(why)): recording goes on with silence") }
         }
         observer.willStart()
-        let loop = RecordLoop(recorder: self, sources: SourceSet(opened), encoding: encoding, outputs: outputs,
-                              audio: audio, placement: InsetPlacement(compositor: compositor, threads: 2))
+        let loop = RecordLoop(recorder: self, opened: Opened(sources: SourceSet(opened), encoding: encoding, outputs: outputs, audio: audio),
+                              placement: InsetPlacement(compositor: compositor, threads: 2))
         loop.run()
         return try finish(loop)
     }
