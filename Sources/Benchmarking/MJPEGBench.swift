@@ -1,3 +1,4 @@
+import CFFmpeg
 import Compositor
 import Foundation
 import MediaIO
@@ -74,8 +75,6 @@ public struct MJPEGBench {
     private func measure(_ backs: [[UInt8]], _ fronts: [[UInt8]], frontShift: Int, libswscale: Bool = false) throws -> Run {
         let backDecoder = try MJPEGDecoder(name: "back", shift: 0)
         let frontDecoder = try MJPEGDecoder(name: "front", shift: frontShift)
-        backDecoder.convertsWithLibswscale = libswscale
-        frontDecoder.convertsWithLibswscale = libswscale
         let back = I420Buffer(size: cameraSize), front = I420Buffer(size: DecodeScale.reduced(cameraSize, shift: frontShift))
         let compositor = try PiPCompositor(layout: layout, threads: 1)
         let canvas = I420Buffer(size: layout.canvas)
@@ -83,9 +82,13 @@ public struct MJPEGBench {
         for i in -warmup..<frames {
             let n = (i + warmup) % backs.count
             let t0 = threadCPUSeconds()
-            let backMatrix = try backs[n].withUnsafeBytes { try backDecoder.decode($0, into: back) }
+            let backMatrix = try backs[n].withUnsafeBytes {
+                try libswscale ? backDecoder.decodeLikeFFmpeg($0, into: back) : backDecoder.decode($0, into: back)
+            }
             let t1 = threadCPUSeconds()
-            let frontMatrix = try fronts[n].withUnsafeBytes { try frontDecoder.decode($0, into: front) }
+            let frontMatrix = try fronts[n].withUnsafeBytes {
+                try libswscale ? frontDecoder.decodeLikeFFmpeg($0, into: front) : frontDecoder.decode($0, into: front)
+            }
             let t2 = threadCPUSeconds()
             compositor.compose(main: SourcePicture(image: back.view, matrix: backMatrix),
                                inset: SourcePicture(image: front.view, matrix: frontMatrix), into: canvas.view)
@@ -98,5 +101,14 @@ public struct MJPEGBench {
         func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
         return Run(frontShift: frontShift, libswscale: libswscale, backDecodeMs: median(backMs), frontDecodeMs: median(frontMs),
                    composeMs: median(composeMs))
+    }
+}
+
+extension MJPEGDecoder {
+    /// The reference: an ffmpeg pipeline's way with the same JPEG, libavcodec decoding it and
+    /// libswscale converting it to limited-range I420 (the product's own conversion is not
+    /// tried first, as `decode` tries it).
+    func decodeLikeFFmpeg(_ jpeg: UnsafeRawBufferPointer, into buffer: I420Buffer) throws(MediaError) -> YCbCrMatrix {
+        try withLibavcodecFrame(jpeg) { frame throws(MediaError) in try normalised(frame, into: buffer) }
     }
 }

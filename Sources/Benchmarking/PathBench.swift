@@ -247,11 +247,19 @@ public struct PathBench {
         let ring: BufferRing
         let stream: StreamFormat
         let maker: CameraFrameMaker
+        /// The reference's decoder (libavcodec and libswscale, full size), in place of the maker's.
+        var reference: MJPEGDecoder?
         let exchange = FrameExchange()
 
         /// What the capture thread does with buffer `n`: make it a picture and publish it;
         /// then the composer takes it.
         func picture(_ n: Int, inset: Rect?) throws -> LiveFrame {
+            if let reference {
+                let frame = exchange.frameToFill(size: Size(width: stream.width, height: stream.height))
+                let matrix = try reference.decodeLikeFFmpeg(ring[n], into: frame.buffer)
+                exchange.publish(frame, timestamp: 0, matrix: matrix)
+                return exchange.take()!.frame
+            }
             guard let (frame, shift) = maker.make(ring[n], isDamaged: false, stream: stream, inset: inset, exchange: exchange)
             else { throw MediaError.undecodable(path: maker.name, reason: "benchmark buffer refused") }
             exchange.publish(frame, timestamp: 0, matrix: maker.matrix, shift: shift)
@@ -271,11 +279,10 @@ public struct PathBench {
         var jpegs = MJPEGBench()
         jpegs.cameraSize = size
         let ring = BufferRing(copies: try jpegs.jpegs(seed: seed))
-        let maker = CameraFrameMaker(name: name, matrix: .bt601, output: PiPCompositor.outputMatrix)
-        maker.convertsWithLibswscale = libswscale
         return Camera(ring: ring, stream: StreamFormat(fourcc: .mjpeg, width: size.width, height: size.height,
                                                        bytesPerLine: 0, imageSize: 0, framesPerSecond: 30),
-                      maker: maker)
+                      maker: CameraFrameMaker(name: name, matrix: .bt601, output: PiPCompositor.outputMatrix),
+                      reference: libswscale ? try MJPEGDecoder(name: name) : nil)
     }
 
     /// The back camera drives: its buffer is made a picture and composed with the front

@@ -68,9 +68,6 @@ public final class MJPEGDecoder {
     private let normaliser = PictureNormalizer()
     public let name: String
     public let shift: Int
-    /// Leaves the conversion to I420 to libswscale, as an ffmpeg pipeline would (the
-    /// benchmark's reference).
-    public var convertsWithLibswscale = false
 
     public init(name: String, shift: Int = 0) throws(MediaError) {
         self.name = name
@@ -95,16 +92,28 @@ public final class MJPEGDecoder {
     /// two threads with `fork`). Returns the picture's matrix; a damaged JPEG throws.
     public func decode(_ jpeg: UnsafeRawBufferPointer, into buffer: I420Buffer, output: YCbCrMatrix? = nil,
                        fork: ForkJoin? = nil) throws(MediaError) -> YCbCrMatrix {
-        guard let base = jpeg.baseAddress, jpeg.count > 4 else { throw .undecodable(path: name, reason: "empty frame") }
-        // A frame that lost its tail in transfer has no end-of-image marker; libavcodec would
-        // conceal the loss with grey, so it is rejected here (some cameras pad after it).
-        let tail = jpeg.suffix(256)
-        guard zip(tail, tail.dropFirst()).contains(where: { $0 == 0xFF && $1 == 0xD9 }) else {
-            throw .undecodable(path: name, reason: "truncated JPEG (no end-of-image marker)")
+        try checkWhole(jpeg)
+        if let matrix = try decodeWebcamJPEG(jpeg, into: buffer, output: output, fork: fork) { return matrix }
+        return try withDecodedFrame(jpeg) { frame throws(MediaError) in
+            if let matrix = Self.convertFullRange(frame, into: buffer, output: output, fork: fork.map { ($0, job) }) {
+                return matrix
+            }
+            return try normalised(frame, into: buffer)
         }
-        if !convertsWithLibswscale, let matrix = try decodeWebcamJPEG(jpeg, into: buffer, output: output, fork: fork) {
-            return matrix
-        }
+    }
+
+    /// `jpeg` decoded by libavcodec (what libjpeg-turbo's path does not take), given to `body`
+    /// and let go after it. A JPEG cut short or damaged throws.
+    package func withLibavcodecFrame<T>(_ jpeg: UnsafeRawBufferPointer,
+                                        _ body: (UnsafeMutablePointer<AVFrame>) throws(MediaError) -> T) throws(MediaError) -> T {
+        try checkWhole(jpeg)
+        return try withDecodedFrame(jpeg, body)
+    }
+
+    /// As `withLibavcodecFrame`, for a JPEG found whole.
+    private func withDecodedFrame<T>(_ jpeg: UnsafeRawBufferPointer,
+                                     _ body: (UnsafeMutablePointer<AVFrame>) throws(MediaError) -> T) throws(MediaError) -> T {
+        let base = jpeg.baseAddress!
         // The JPEG goes in a pooled, padded buffer that the decoder references: handed a
         // plain pointer, libavcodec allocated and filled a copy of its own for every frame.
         let padded = jpeg.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)
@@ -123,14 +132,25 @@ public final class MJPEGDecoder {
         if frame.pointer.pointee.decode_error_flags != 0 {
             throw .undecodable(path: name, reason: "damaged JPEG data")
         }
-        if !convertsWithLibswscale,
-           let matrix = Self.convertFullRange(frame.pointer, into: buffer, output: output, fork: fork.map { ($0, job) }) {
-            return matrix
-        }
-        let (view, converted, matrix) = try normaliser.normalise(frame.pointer, path: name, into: buffer, size: buffer.size)
+        return try body(frame.pointer)
+    }
+
+    /// A decoded frame made limited-range I420 of `buffer`'s size by libswscale.
+    package func normalised(_ frame: UnsafeMutablePointer<AVFrame>, into buffer: I420Buffer) throws(MediaError) -> YCbCrMatrix {
+        let (view, converted, matrix) = try normaliser.normalise(frame, path: name, into: buffer, size: buffer.size)
         // Already limited-range I420 of the right size (rare for JPEG): copy it out.
         if converted == nil { buffer.view.copy(from: view) }
         return matrix
+    }
+
+    /// A frame that lost its tail in transfer has no end-of-image marker; libavcodec would
+    /// conceal the loss with grey, so it is refused (some cameras pad after the marker).
+    private func checkWhole(_ jpeg: UnsafeRawBufferPointer) throws(MediaError) {
+        guard jpeg.baseAddress != nil, jpeg.count > 4 else { throw .undecodable(path: name, reason: "empty frame") }
+        let tail = jpeg.suffix(256)
+        guard zip(tail, tail.dropFirst()).contains(where: { $0 == 0xFF && $1 == 0xD9 }) else {
+            throw .undecodable(path: name, reason: "truncated JPEG (no end-of-image marker)")
+        }
     }
 
     /// A webcam's JPEG (4:2:2 or 4:2:0 Y'CbCr) through libjpeg-turbo and `JPEGRange`, the

@@ -19,8 +19,6 @@ package final class CameraFrameMaker {
     /// 1080p YUYV cold: 1.4 ms on one thread, 0.8 on two).
     private lazy var fork = ForkJoin(name: "dualcam-convert")
     private let packed422Job = CameraFormats.Packed422Job()
-    /// Benchmarks' reference: JPEGs converted by libswscale, as an ffmpeg pipeline does.
-    package var convertsWithLibswscale = false
 
     package init(name: String, matrix: YCbCrMatrix, output: YCbCrMatrix) {
         self.name = name
@@ -85,7 +83,6 @@ package final class CameraFrameMaker {
     private func decoder(shift: Int) -> MJPEGDecoder? {
         if let d = decoders[shift] { return d }
         let d = try? MJPEGDecoder(name: name, shift: shift)
-        d?.convertsWithLibswscale = convertsWithLibswscale
         decoders[shift] = d
         return d
     }
