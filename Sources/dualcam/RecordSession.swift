@@ -27,13 +27,14 @@ struct RecordSession {
         keys.start()
         defer { keys.restore() }
         var plan = self.plan
+        let onlyDestination = plan.file == nil && plan.outputs.isEmpty
         let window = preview.open(layout: plan.layout, title: plan.file.map { "dualcam - recording \($0)" } ?? "dualcam - live, no file",
-                                  job: "recording")
+                                  job: onlyDestination ? nil : "recording")
         defer { window?.close() }
         if let window {
             Self.connect(window, layout: plan.layout)
             plan.outputs.append(.preview(window))
-        } else if plan.file == nil && plan.outputs.isEmpty {
+        } else if onlyDestination {
             throw Failure("with -o none and no preview window there is nowhere to show the pictures: nothing recorded")
         }
         let encodes = plan.file != nil || plan.outputs.contains { $0.needsEncoding }
@@ -41,6 +42,10 @@ struct RecordSession {
                                       speedCheck: checksSpeed && !reporting.quiet && encodes ? plan.video : nil,
                                       finishing: plan.file.map { "finishing \($0), please wait (killed now, it still plays as it is)" }
                                           ?? "stopping, please wait")
+        // Until the sources are open a stop signal ends the process at once: a source's open
+        // may never return (a named pipe no one writes), and nothing has a name on disk yet.
+        Interruption.exitAtOnceUntilStarted(true)
+        defer { Interruption.exitAtOnceUntilStarted(false) }
         do {
             let summary = try Recorder(plan: plan, controls: Interruption.controls, observer: observer).run()
             keys.restore()
@@ -76,9 +81,9 @@ struct RecordSession {
             print(String(format: "showed %d frames (%.2f s)%@, no file written; latency p50 %.2f ms, p99 %.2f ms",
                          s.frames, s.seconds, s.virtualCamera.map { " on \($0.device)" } ?? "", s.latencyP50Ms, s.latencyP99Ms))
         } else {
-            print(String(format: "recorded %@: %d frames (%.2f s)%@; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
+            print(String(format: "recorded %@: %d frame%@ (%.2f s)%@; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
                          + "%d repeated, %d back frames dropped, %d lost by the cameras%@%@",
-                         s.output, s.frames, s.seconds, s.singleCamera ? ", single-camera mode" : "",
+                         s.output, s.frames, s.frames == 1 ? "" : "s", s.seconds, s.singleCamera ? ", single-camera mode" : "",
                          s.latencyP50Ms, s.latencyP99Ms, s.latencyMaxMs, s.repeatedFrames, s.droppedBackFrames,
                          s.cameraDroppedFrames,
                          s.encoderSkippedFrames > 0 ? ", \(s.encoderSkippedFrames) skipped while the encoder was behind" : "",
@@ -115,6 +120,7 @@ final class RecordReporter: RecordObserver {
 
     func said(_ line: String) { if !quiet { say(line) } }
     func status(_ status: RecordStatus) { if showsStatus { TerminalLine.shared.update(Self.statusText(status)) } }
+    func sourcesOpened() { Interruption.exitAtOnceUntilStarted(false) }
     func willStart() { if let speedCheck, let warning = Self.speedWarning(speedCheck) { say(warning) } }
     func willFinish() {
         window?.close()

@@ -36,11 +36,14 @@ struct Relayout: ParsableCommand {
         guard FileManager.default.fileExists(atPath: back) else {
             throw Failure("\(take) has no cameras' own files beside it (\((back as NSString).lastPathComponent)): record with --iso to lay a take out again")
         }
+        let recorded = Self.recorded(take)
         guard FileManager.default.fileExists(atPath: front) else {
             throw Failure("\(take) was recorded with one camera (no \((front as NSString).lastPathComponent)): there is no other picture to lay out")
         }
         var options = ComposeOptions(back: back, front: front, output: encoding.output)
-        options.swaps = SwapSchedule(noSwaps ? [] : swapTimes.swapAt.isEmpty ? Self.recordedSwaps(take) : swapTimes.swapAt)
+        let usesRecorded = !noSwaps && swapTimes.swapAt.isEmpty
+        options.swaps = SwapSchedule(noSwaps ? [] : usesRecorded ? Self.recordedSwaps(take, recorded) : swapTimes.swapAt)
+        if usesRecorded { options.swapsNamed = "the swap recorded at" }
         options.audio = AudioChoice.none
         options.soundOf = take
         try Compose.execute(options, describing: "\(take)'s cameras", encoding: encoding, layout: layout, reporting: reporting,
@@ -49,13 +52,30 @@ struct Relayout: ParsableCommand {
 
     /// The swaps of the take (a swap at 0 when it started swapped); none, said once, when its
     /// sidecar is missing (a take that was killed) or unreadable.
-    static func recordedSwaps(_ take: String) -> [Double] {
+    static func recordedSwaps(_ take: String, _ recorded: IsoSidecar?) -> [Double] {
         let sidecar = IsoFiles.sidecar(for: take)
-        guard let data = FileManager.default.contents(atPath: sidecar),
-              let recorded = try? JSONDecoder().decode(IsoSidecar.self, from: data) else {
+        guard let recorded else {
             say("\(sidecar) is missing or unreadable: laid out with no swaps (--swap-at gives some)")
             return []
         }
-        return (recorded.startsSwapped ? [0] : []) + recorded.swaps
+        // Written by record: times of the take, in order. Anything else was not.
+        let swaps = recorded.swaps
+        guard swaps.allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= Record.longestDuration }),
+              zip(swaps, swaps.dropFirst()).allSatisfy({ $0 < $1 }) else {
+            say("\(sidecar): its swaps are not times of the take in order: laid out with no swaps (--swap-at gives some)")
+            return []
+        }
+        return (recorded.startsSwapped ? [0] : []) + swaps
+    }
+
+    /// The take's sidecar, if it is there and readable.
+    static func recorded(_ take: String) -> IsoSidecar? {
+        // A sidecar is a few hundred bytes in a regular file (a named pipe's open would wait for
+        // a writer): anything else was not written by record.
+        let path = IsoFiles.sidecar(for: take)
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size < 1 << 20,
+              let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try? JSONDecoder().decode(IsoSidecar.self, from: data)
     }
 }

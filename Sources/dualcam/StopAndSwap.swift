@@ -34,6 +34,17 @@ enum Interruption {
     private static let exitsAtOnce = Atomic<Bool>(false)
     static func exitAtOnceUntilStarted(_ on: Bool) { exitsAtOnce.store(on, ordering: .releasing) }
 
+    /// The terminal's modes before the keys made it raw, put back by a signal that ends the
+    /// process at once (no `defer` runs then): the shell must not be left without echo.
+    nonisolated(unsafe) private static var savedModes: UnsafeMutablePointer<termios>?
+    private static let restoresModes = Atomic<Bool>(false)
+    static func restoreOnExit(_ modes: termios?) {
+        guard let modes else { return restoresModes.store(false, ordering: .releasing) }
+        if savedModes == nil { savedModes = .allocate(capacity: 1) }
+        savedModes!.pointee = modes
+        restoresModes.store(true, ordering: .releasing)
+    }
+
     static var requested: Bool { controls.stopRequested }
     /// A stop asked for by a key or the window (not a signal): the code is SIGINT's.
     static func request() {
@@ -67,9 +78,13 @@ enum Interruption {
         _ = finishing.load(ordering: .relaxed)
         _ = signalNumber.load(ordering: .relaxed)
         _ = exitsAtOnce.load(ordering: .relaxed)
+        _ = restoresModes.load(ordering: .relaxed)
         _ = controls.stopRequested
         let handler: @convention(c) (Int32) -> Void = { received in
             if Interruption.exitsAtOnce.load(ordering: .acquiring) {
+                if Interruption.restoresModes.load(ordering: .acquiring), let modes = Interruption.savedModes {
+                    tcsetattr(0, TCSANOW, modes)
+                }
                 let message: StaticString = "dualcam: interrupted; no output written\n"
                 _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
                 _exit(128 + received)
@@ -144,6 +159,7 @@ final class KeyboardControl {
             var t = termios()
             if tcgetattr(0, &t) == 0 {
                 saved = t
+                Interruption.restoreOnExit(t)
                 t.c_lflag &= ~tcflag_t(ICANON | ECHO)
                 tcsetattr(0, TCSANOW, &t)
                 raw = true
@@ -182,6 +198,7 @@ final class KeyboardControl {
         if var t = saved {
             tcsetattr(0, TCSANOW, &t)
             saved = nil
+            Interruption.restoreOnExit(nil)
         }
     }
 }

@@ -32,6 +32,66 @@ import Testing
         #expect(Set(dir.contents) == ["same.mp4", "alias.mp4", "list.m3u8"])
     }
 
+    /// --iso writes OUT.back.mov and OUT.front.mov beside the take: a camera file played as a
+    /// camera under one of those names is an input, and --overwrite does not make it fair
+    /// game (a new user's trial replaced a 12 s clip with a 1 s camera file). An output that
+    /// is an input says so, not "use --overwrite".
+    @Test(.timeLimit(.minutes(2)))
+    func anIsoFileThatIsAnInputIsRefused() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let camera = dir.path("take.front.mov")
+        try FileManager.default.copyItem(atPath: Self.front, toPath: camera)
+        let original = try Data(contentsOf: URL(fileURLWithPath: camera))
+        let r = try dualcam(["record", "--back", Self.back, "--front", camera, "--iso", "--overwrite", "--duration", "1",
+                             "--audio", "none", "--skip-speed-check", "-o", dir.path("take.mov")])
+        #expect(r.status == 1 && r.stderrLines.count == 1 && r.stderr.contains("take.front.mov: cannot write: it is also an input"),
+                "\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: camera)) == original)
+        #expect(Set(dir.contents) == ["take.front.mov"])
+        let same = try dualcam(["compose", Self.back, camera, "-o", camera])
+        #expect(same.status == 1 && same.stderr.contains("it is also an input") && !same.stderr.contains("--overwrite"),
+                "\(same.stderr)")
+    }
+
+    /// A named pipe no one writes, given as a camera: its open never returns. A stop signal
+    /// then ends the recording at once, in one line, with nothing written (an attacking
+    /// helper's `timeout 20 dualcam record --back FIFO` was still waiting ten minutes on).
+    @Test(.timeLimit(.minutes(1)))
+    func aRecordingWaitingOnAPipeStopsOnSIGTERM() throws {
+        let dir = try TempDir()
+        let pipe = dir.path("camera.mp4")
+        try #require(mkfifo(pipe, 0o600) == 0)
+        let r = try dualcam(["record", "--back", pipe, "--audio", "none", "--duration", "2", "-o", dir.path("out.mov")]) { p in
+            Thread.sleep(forTimeInterval: 1.5)
+            kill(p.processIdentifier, SIGTERM)
+        }
+        #expect(r.status == 128 + SIGTERM && r.stderrLines.count == 1 && r.stderr.contains("interrupted; no output written"),
+                "\(r.status) \(r.stderr)")
+        #expect(Set(dir.contents) == ["camera.mp4"])
+    }
+
+    /// A sidecar relayout reads is checked: swap times that are not times of the take in
+    /// order are said in one line and left out, never warned of as a --swap-at the user gave.
+    @Test(.timeLimit(.minutes(3)))
+    func relayoutChecksTheSidecarItReads() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let take = dir.path("take.mov")
+        let r = try dualcam(["record", "--back", Self.back, "--front", Self.front, "--iso", "--duration", "1",
+                             "--audio", "none", "--skip-speed-check", "-o", take])
+        try #require(r.status == 0, "\(r.stderr)")
+        let sidecar = IsoFiles.sidecar(for: take)
+        for swaps in ["[-5, 1e308]", "[2.0, 1.0]"] {
+            try #"{"cameras":{"back":"take.back.mov","front":"take.front.mov"},"startsSwapped":false,"swaps":\#(swaps),"take":"take.mov"}"#
+                .write(toFile: sidecar, atomically: true, encoding: .utf8)
+            let out = dir.path("re.mov")
+            let re = try dualcam(["relayout", take, "-o", out, "--overwrite", "--size", "320x180"])
+            #expect(re.status == 0 && re.stderr.contains("its swaps are not times of the take in order")
+                    && !re.stderr.contains("at or past the end"), "\(swaps): \(re.stderr)")
+        }
+    }
+
     /// The container follows the name: .mp4 is MP4 (brand isom), .mov QuickTime (brand qt),
     /// both with HEVC tagged hvc1; for record's fragmented-then-finished file too.
     @Test(.timeLimit(.minutes(2)))

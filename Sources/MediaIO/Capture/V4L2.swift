@@ -24,6 +24,7 @@ public struct V4L2Error: Error, CustomStringConvertible, Equatable, Sendable {
             return "\(device): permission denied: is the user in the 'video' group? (`sudo usermod -aG video $USER`, then log in again)"
         case ENOENT: return "\(device) does not exist: `dualcam devices` lists the cameras there are"
         case ENODEV, ENXIO: return "\(device) is gone (unplugged?): \(operation) failed"
+        case ENOTTY: return "\(device) is not a camera (no V4L2 device): `dualcam devices` lists the cameras there are"
         default: return "\(device): \(operation) failed: \(String(cString: strerror(code)))"
         }
     }
@@ -112,7 +113,14 @@ public final class V4L2Device {
         let raw = dc_raw_open(path, flags)
         guard raw >= 0 else { throw V4L2Error(device: path, operation: "open", code: errno) }
         var cap = v4l2_capability()
-        let caps = dc_raw_ioctl(raw, dc_VIDIOC_QUERYCAP(), &cap) == 0 ? Self.deviceCaps(cap) : 0
+        // Not a V4L2 device at all: said here, before libv4l2 (which prints its own line to
+        // stderr for it) is asked to open it.
+        guard dc_raw_ioctl(raw, dc_VIDIOC_QUERYCAP(), &cap) == 0 else {
+            let code = errno
+            _ = dc_raw_close(raw)
+            throw V4L2Error(device: path, operation: "open", code: code)
+        }
+        let caps = Self.deviceCaps(cap)
         if caps & UInt32(V4L2_CAP_VIDEO_CAPTURE) == 0 && caps & UInt32(V4L2_CAP_VIDEO_CAPTURE_MPLANE) != 0 {
             fd = raw
             throughLibv4l2 = false

@@ -46,6 +46,8 @@ public enum OutputPath {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw .cannotWrite(path: path, reason: "folder \(folder) does not exist")
         }
+        // Before "exists": --overwrite would not help, so it must not be what the line suggests.
+        try refuseInputs(path, inputs: inputs)
         if let st = entry(path) {
             if (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotWrite(path: path, reason: "is a directory") }
             guard overwrite else { throw .outputExists(path: path) }
@@ -53,6 +55,11 @@ public enum OutputPath {
                 throw .cannotWrite(path: path, reason: RecordingLock.heldReason)
             }
         }
+    }
+
+    /// Refuses `path` when it is one of `inputs` (or a file their playlists name), under any
+    /// name: writing it would replace what the output is made from.
+    public static func refuseInputs(_ path: String, inputs: [String]) throws(MediaError) {
         for input in withFilesNamed(by: inputs) where isSameFile(input, path) {
             throw .cannotWrite(path: path, reason: "it is also an input (\(input)): the output would replace what it is made from")
         }

@@ -59,6 +59,8 @@ package struct OutputSettings: Sendable {
     package var canvas: Size
     package var video: VideoEncoderSettings
     package var metadata: MovWriter.Metadata
+    /// The files the take is made from: nothing written beside it may be one of them.
+    package var inputs: [String] = []
 }
 
 /// What an output may use when it opens.

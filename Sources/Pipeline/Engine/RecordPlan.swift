@@ -42,7 +42,8 @@ package struct RecordPlan: Sendable {
 
     /// What the outputs are checked and opened against.
     package var outputSettings: OutputSettings {
-        OutputSettings(take: file, overwrite: overwrite, canvas: layout.canvas, video: video, metadata: metadata)
+        OutputSettings(take: file, overwrite: overwrite, canvas: layout.canvas, video: video, metadata: metadata,
+                       inputs: [back, front].compactMap { $0 })
     }
 
     /// The take's name as reports show it ("none" with no file).

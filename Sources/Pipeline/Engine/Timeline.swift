@@ -104,7 +104,9 @@ package struct Timeline {
         else { return nil }
         let started = clock.origin != nil
         let moved = clock.resume(at: t)
-        let left = started ? moved : t - since
+        // The picture that resumes may be up to half a frame older than the resume: no time
+        // is then left out, never less than none.
+        let left = max(0, started ? moved : t - since)
         pause.seconds += left
         pause.since = nil
         pause.resumeAskedAt = nil

@@ -11,6 +11,8 @@ public struct ComposeOptions: Sendable {
     public var front: String
     public var output: String
     public var swaps = SwapSchedule([])
+    /// How a warning names a swap time that never shows: the option it came from.
+    public var swapsNamed = "--swap-at"
     public var audio = AudioChoice.back
     /// Whether `audio` was asked for by name: a file without sound is then refused, as
     /// `record --audio back|front` refuses it, instead of a silent track.
@@ -79,7 +81,7 @@ public final class ComposeJob {
         }
         let (sound, soundName) = try openSound(back: back, front: front)
         let settings = OutputSettings(take: o.output, overwrite: o.overwrite, canvas: o.layout.canvas, video: o.video,
-                                      metadata: o.metadata)
+                                      metadata: o.metadata, inputs: [o.back, o.front] + (o.soundOf.map { [$0] } ?? []))
         for request in o.outputs { try request.check(settings, { _ in }) }
         let sink = try FaststartFile(path: o.output, overwrite: o.overwrite, video: o.video, metadata: o.metadata)
         let context = OutputContext(settings: settings, sources: [], encoders: nil, event: { _ in }, log: { _ in })
@@ -102,7 +104,7 @@ public final class ComposeJob {
                               composedInPlace: composedInPlace,
                               warnings: [back, front].filter { $0.damagedPackets > 0 }.map {
                                   "\($0.path): \($0.damagedPackets) damaged video packet(s) skipped"
-                              } + Self.swapsNeverShown(o.swaps, frames: frames, fps: clock.fps, back: o.back))
+                              } + Self.swapsNeverShown(o.swaps, named: o.swapsNamed, frames: frames, fps: clock.fps, back: o.back))
     }
 
     /// The sound asked for (BACK's, FRONT's, the take's for `relayout`, or none), and its name.
@@ -159,10 +161,10 @@ public final class ComposeJob {
 
     /// Swap times at or past the output's last frame: they never show, which a user who typed
     /// one should hear of.
-    static func swapsNeverShown(_ swaps: SwapSchedule, frames: Int, fps: Int, back: String) -> [String] {
+    static func swapsNeverShown(_ swaps: SwapSchedule, named: String = "--swap-at", frames: Int, fps: Int, back: String) -> [String] {
         let end = Double(frames) / Double(fps)
         return swaps.times.filter { ($0 * Double(fps)).rounded(.up) >= Double(frames) }.map {
-            String(format: "--swap-at %g is at or past the end of %@ (%.2f s): it never shows", $0, back, end)
+            String(format: "%@ %g is at or past the end of %@ (%.2f s): it never shows", named, $0, back, end)
         }
     }
 }

@@ -14,8 +14,8 @@ extension Recorder {
         observer.willFinish()
         let lastSlot = clock.next > 0 ? clock.next - 1 : nil
         let closed = Result { () throws(RecordError) in
-            if let file = loop.opened.encoding.file { try close(file, queue: loop.queue, clock: clock) } else {
-                try close(loop.queue, sink: loop.opened.encoding.sink, clock: clock)
+            if let file = loop.opened.encoding.file { try close(file, queue: loop.queue, timeline: loop.timeline) } else {
+                try close(loop.queue, sink: loop.opened.encoding.sink, timeline: loop.timeline)
             }
         }
         // Once the file is whole: what the stream still holds goes out after it.
@@ -48,33 +48,37 @@ extension Recorder {
         if live.overruns > 0 { event("audio: \(live.overruns) overrun(s), gaps filled with silence") }
     }
 
-    private var nothingRecorded: (SlotClock) -> RecordError {
-        { [plan] clock in
-            .nothingRecorded(clock.origin == nil ? "no picture came from \(plan.back ?? "the back camera")"
-                             : "stopped before the first frame")
-        }
+    /// Why a recording has no frame: what the user did (a stop, a pause from the start)
+    /// before blaming the camera.
+    private func nothingRecorded(_ timeline: Timeline) -> RecordError {
+        if timeline.clock.origin != nil { return .nothingRecorded("stopped before the first frame") }
+        if timeline.pause.isPaused { return .nothingRecorded("paused before the first picture and not resumed") }
+        if timeline.stoppedAt != nil { return .nothingRecorded("stopped before the first picture came") }
+        return .nothingRecorded("no picture came from \(plan.back ?? "the back camera")")
     }
 
     /// With no file (`-o none`): what is queued is let go, or encoded for the stream and the
     /// encoders' last frames handed to it.
-    private func close(_ queue: EncodeQueue, sink: any Sink, clock: SlotClock) throws(RecordError) {
+    private func close(_ queue: EncodeQueue, sink: any Sink, timeline: Timeline) throws(RecordError) {
+        let clock = timeline.clock
         do {
             try queue.finish(lastSlot: clock.next > 0 ? clock.next - 1 : nil)
             try sink.finishWriting()
         } catch { throw .media(error) }
-        if queue.encodedFrames == 0 { throw nothingRecorded(clock) }
+        if queue.encodedFrames == 0 { throw nothingRecorded(timeline) }
     }
 
     /// Encodes what is queued and leaves OUT in the best state there is: regular after a
     /// clean stop; fragmented (playable) when something failed; absent when empty.
-    private func close(_ file: RecordingFile, queue: EncodeQueue, clock: SlotClock) throws(RecordError) {
+    private func close(_ file: RecordingFile, queue: EncodeQueue, timeline: Timeline) throws(RecordError) {
+        let clock = timeline.clock
         let failure: MediaError?
         do { try queue.finish(lastSlot: clock.next > 0 ? clock.next - 1 : nil); failure = nil } catch { failure = error }
         let seconds = Double(queue.encodedFrames) / Double(clock.fps)
         if queue.encodedFrames == 0 {
             file.remove()
             if let failure { throw .media(failure) }
-            throw nothingRecorded(clock)
+            throw nothingRecorded(timeline)
         }
         if let failure {
             // A stuck encoder thread may still be inside the muxer: the file is left to it,

@@ -8,6 +8,9 @@ import Synchronization
 package protocol RecordObserver: AnyObject, Sendable {
     func said(_ line: String)
     func status(_ status: RecordStatus)
+    /// The sources and the sound are open; the take's file is made next. Until then nothing
+    /// has a name on disk, and an open may block for ever (a named pipe no one writes).
+    func sourcesOpened()
     /// The sources, the file and the outputs are open; the recording starts.
     func willStart()
     /// The recording has stopped; the file is being finished.
@@ -81,6 +84,7 @@ package final class Recorder: Sendable {
         let named = plan.audio.opensBeforeCameras ? try openAudio(sources: []) : nil
         let opened = try openSources()
         let audio = plan.audio.opensBeforeCameras ? named : try openAudio(sources: opened)
+        observer.sourcesOpened()
         let compositor: PiPCompositor
         do { compositor = try PiPCompositor(layout: plan.layout, threads: 2) } catch {
             throw .media(.cannotCompose(reason: error.description))

@@ -35,13 +35,12 @@ final class IsoRecording {
     static func path(for output: String, role: String) -> String { IsoFiles.path(for: output, role: role) }
     static func sidecar(for output: String) -> String { IsoFiles.sidecar(for: output) }
 
-    /// Checks the files it would write before anything is recorded: none may exist unless
-    /// `overwrite`.
-    static func check(output: String, overwrite: Bool) throws(MediaError) {
-        guard !overwrite else { return }
-        for p in [path(for: output, role: "back"), path(for: output, role: "front"), sidecar(for: output)]
-        where OutputPath.entry(p) != nil {
-            throw .outputExists(path: p)
+    /// Checks the files it would write before anything is recorded: none may be an input
+    /// (a camera file played as a camera), and none may exist unless `overwrite`.
+    static func check(output: String, overwrite: Bool, inputs: [String]) throws(MediaError) {
+        for p in [path(for: output, role: "back"), path(for: output, role: "front"), sidecar(for: output)] {
+            try OutputPath.refuseInputs(p, inputs: inputs)
+            if !overwrite && OutputPath.entry(p) != nil { throw .outputExists(path: p) }
         }
     }
 
@@ -177,7 +176,7 @@ extension OutputRequest {
             guard let file = settings.take else {
                 throw .outputUnusable("--iso keeps each camera's picture beside the take: with -o none there is no take")
             }
-            try IsoRecording.check(output: file, overwrite: settings.overwrite)
+            try IsoRecording.check(output: file, overwrite: settings.overwrite, inputs: settings.inputs)
         }, needsWholePictures: true) { context in
             IsoRecording(settings: context.settings, sources: context.sources, log: context.event)
         }
