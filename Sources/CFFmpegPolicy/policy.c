@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libavutil/time.h>
@@ -27,8 +29,65 @@ typedef uint8_t *dc_avio_write_buffer;
  * only open files in its folder, and only through the file protocol: nested opens go
  * through dc_input_io_open, which resolves the name and refuses anything outside. */
 
-/* The context's opaque: FFmpeg's own io_open, then the folder. */
-typedef struct { dc_io_open_fn original; int refused; char folder[]; } dc_local_input;
+/* How often one playlist may be opened for one input: a playlist that names itself (or two
+ * that name each other) was re-read without end, 250 MB more memory a second; a live
+ * playlist that never ends is reloaded without end. A finished playlist is read once or
+ * twice (probing, then reading). */
+enum { DC_PLAYLIST_OPENS_MAX = 8, DC_PLAYLISTS_COUNTED = 32 };
+
+/* Refusals, kept to say the right thing when a demuxer turns them into an error of its own. */
+enum { DC_REFUSED_OUTSIDE = 1, DC_REFUSED_LOOP = 2 };
+
+/* The context's opaque: FFmpeg's own io_open, what was refused, the playlists opened so far
+ * (by device and inode) and how often, then the folder. */
+typedef struct {
+    dc_io_open_fn original;
+    int refused;
+    int playlist_count;
+    struct { dev_t device; ino_t inode; int opens; } playlists[DC_PLAYLISTS_COUNTED];
+    char folder[];
+} dc_local_input;
+
+/* Whether the file starts as an HLS playlist does. */
+static int dc_is_playlist(const char *path) {
+    char head[7];
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n == (ssize_t)sizeof head && memcmp(head, "#EXTM3U", sizeof head) == 0;
+}
+
+/* Counts one more open of `path` if it is a playlist; false once it has been opened too often. */
+static int dc_playlist_open_allowed(dc_local_input *input, const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !dc_is_playlist(path)) return 1;
+    for (int i = 0; i < input->playlist_count; i++) {
+        if (input->playlists[i].device == st.st_dev && input->playlists[i].inode == st.st_ino) {
+            return ++input->playlists[i].opens <= DC_PLAYLIST_OPENS_MAX;
+        }
+    }
+    if (input->playlist_count < DC_PLAYLISTS_COUNTED) {
+        input->playlists[input->playlist_count].device = st.st_dev;
+        input->playlists[input->playlist_count].inode = st.st_ino;
+        input->playlists[input->playlist_count].opens = 1;
+        input->playlist_count++;
+    }
+    return 1;
+}
+
+/* Set once a stop is asked for (dc_interrupt_inputs): every input's blocking call (a read, a
+ * playlist's reload wait) then returns at once. */
+static volatile sig_atomic_t inputs_interrupted;
+
+static int dc_inputs_interrupt(void *opaque) {
+    (void)opaque;
+    return inputs_interrupted;
+}
+
+void dc_interrupt_inputs(void) { inputs_interrupted = 1; }
+
+int dc_averror_playlist_loop(void) { return FFERRTAG('D', 'C', 'P', 'L'); }
 
 static int dc_input_io_open(struct AVFormatContext *s, AVIOContext **pb, const char *url, int flags,
                             AVDictionary **options) {
@@ -41,7 +100,8 @@ static int dc_input_io_open(struct AVFormatContext *s, AVIOContext **pb, const c
     size_t n = strlen(input->folder);
     int inside = strncmp(resolved, input->folder, n) == 0
         && (resolved[n] == '/' || resolved[n] == 0 || strcmp(input->folder, "/") == 0);
-    if (!inside) { input->refused = 1; return AVERROR(EPERM); }
+    if (!inside) { input->refused = DC_REFUSED_OUTSIDE; return AVERROR(EPERM); }
+    if (!dc_playlist_open_allowed(input, resolved)) { input->refused = DC_REFUSED_LOOP; return dc_averror_playlist_loop(); }
     /* The name checked is the name opened: a link swapped in after the check leads nowhere new. */
     char opened[PATH_MAX + 8];
     snprintf(opened, sizeof opened, "file:%s", resolved);
@@ -91,10 +151,15 @@ int dc_open_local_input(AVFormatContext **out, const char *file_url, const char 
     if (!input) { avformat_free_context(ctx); return AVERROR(ENOMEM); }
     input->original = ctx->io_open;
     input->refused = 0;
+    input->playlist_count = 0;
     strcpy(input->folder, folder);
     ctx->opaque = input;
     ctx->io_open = dc_input_io_open;
+    ctx->interrupt_callback.callback = dc_inputs_interrupt;
     AVDictionary *options = NULL;
+    /* HLS: a playlist that does not grow is given up after a few reloads, not a thousand. */
+    av_dict_set(&options, "max_reload", "3", 0);
+    av_dict_set(&options, "m3u8_hold_counters", "3", 0);
     av_dict_set(&options, "protocol_whitelist", "file", 0);
     const char *formats = dc_confined_formats();
     if (!formats) { avformat_free_context(ctx); free(input); return AVERROR(ENOMEM); }
@@ -102,7 +167,12 @@ int dc_open_local_input(AVFormatContext **out, const char *file_url, const char 
     int rc = avformat_open_input(&ctx, file_url, NULL, &options);
     av_dict_free(&options);
     /* A demuxer may turn the refusal into an error of its own: the refusal is what to say. */
-    if (rc < 0) { if (input->refused) rc = AVERROR(EPERM); free(input); *out = NULL; return rc; }
+    if (rc < 0) {
+        if (input->refused) rc = input->refused == DC_REFUSED_LOOP ? dc_averror_playlist_loop() : AVERROR(EPERM);
+        free(input);
+        *out = NULL;
+        return rc;
+    }
     *out = ctx;
     return 0;
 }

@@ -69,6 +69,7 @@ struct Compose: ParsableCommand {
         defer { window?.close() }
         let job = ComposeJob(options: options)
         Interruption.install()
+        Interruption.interruptInputsOnStop()
         job.isCancelled = { Interruption.requested }
         // On stdout with the summary: stderr is for what went wrong, one line.
         let line = !reporting.quiet && !reporting.json ? "composing \(what) into \(encoding.output)\n" : nil

@@ -21,19 +21,43 @@ struct Finish: ParsableCommand {
 
     func run() throws {
         FFmpegLog.setVerbose(false)
-        if let st = OutputPath.entry(file), (st.st_mode & S_IFMT) == S_IFDIR { throw Failure("\(file) is a folder, not a recording") }
+        var st = stat()
+        if stat(file, &st) == 0 {
+            if (st.st_mode & S_IFMT) == S_IFDIR { throw Failure("\(file) is a folder, not a recording") }
+            // A named pipe's open would wait for a writer; a device is no recording.
+            guard (st.st_mode & S_IFMT) == S_IFREG else { throw Failure("\(file) is not a regular file: there is no recording to finish") }
+            if st.st_size == 0 { try finishEmptyTake() }
+        }
         guard try MovAtoms.isQuickTime(file) else {
             throw Failure("\(file): not a QuickTime or MP4 recording (nothing to finish)")
         }
         try finish(file, into: output, overwrite: overwrite)
-        // A take recorded with --iso and killed: its cameras' own files are fragmented too.
-        guard output == nil else { return }
+        if output == nil { try finishCameras() }
+    }
+
+    /// A take recorded with --iso and killed: its cameras' own files are fragmented too.
+    /// Returns those it finished.
+    @discardableResult
+    private func finishCameras() throws -> [String] {
+        var finished: [String] = []
         for role in ["back", "front"] {
             let camera = IsoFiles.path(for: file, role: role)
             if OutputPath.entry(camera) != nil, (try? MovAtoms.isFragmented(camera)) == true {
                 try finish(camera, into: nil, overwrite: false)
+                finished.append(camera)
             }
         }
+        return finished
+    }
+
+    /// A take killed before its first fragment was written is an empty file: nothing in it
+    /// to finish (its cameras' own files, with --iso, may hold what was recorded).
+    private func finishEmptyTake() throws -> Never {
+        if let held = try RecordingLock.hold(file) { close(held) }
+        let cameras = output == nil ? try finishCameras() : []
+        throw Failure("\(file) is empty: its recording was stopped before the first frame was written, so there is nothing "
+                      + "in it to finish" + (cameras.isEmpty ? "" : " (its cameras' own files were finished: "
+                      + cameras.joined(separator: ", ") + ")"))
     }
 
     private func finish(_ file: String, into output: String?, overwrite: Bool) throws {

@@ -71,10 +71,11 @@ struct Relayout: ParsableCommand {
     /// The take's sidecar, if it is there and readable.
     static func recorded(_ take: String) -> IsoSidecar? {
         // A sidecar is a few hundred bytes in a regular file (a named pipe's open would wait for
-        // a writer): anything else was not written by record.
+        // a writer), beside the take: anything else was not written by record.
         let path = IsoFiles.sidecar(for: take)
         var st = stat()
-        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size < 1 << 20,
+        // Not through a link: it could lead anywhere, outside the take's folder too.
+        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size < 1 << 20,
               let data = FileManager.default.contents(atPath: path) else { return nil }
         return try? JSONDecoder().decode(IsoSidecar.self, from: data)
     }

@@ -34,6 +34,12 @@ enum Interruption {
     private static let exitsAtOnce = Atomic<Bool>(false)
     static func exitAtOnceUntilStarted(_ on: Bool) { exitsAtOnce.store(on, ordering: .releasing) }
 
+    /// A composition reads its inputs as fast as it can: a stop interrupts what they wait on
+    /// (a live playlist's reload), or the stop would wait for it. (A recording's sources are
+    /// stopped by the recording.)
+    private static let interruptsInputs = Atomic<Bool>(false)
+    static func interruptInputsOnStop() { interruptsInputs.store(true, ordering: .releasing) }
+
     /// The terminal's modes before the keys made it raw, put back by a signal that ends the
     /// process at once (no `defer` runs then): the shell must not be left without echo.
     nonisolated(unsafe) private static var savedModes: UnsafeMutablePointer<termios>?
@@ -50,6 +56,7 @@ enum Interruption {
     static func request() {
         flag.store(true, ordering: .relaxed)
         controls.send(.stop)
+        if interruptsInputs.load(ordering: .acquiring) { InputInterruption.interruptAll() }
     }
 
     /// From now on a further signal is answered with `message` instead of being taken as a
@@ -79,6 +86,7 @@ enum Interruption {
         _ = signalNumber.load(ordering: .relaxed)
         _ = exitsAtOnce.load(ordering: .relaxed)
         _ = restoresModes.load(ordering: .relaxed)
+        _ = interruptsInputs.load(ordering: .relaxed)
         _ = controls.stopRequested
         let handler: @convention(c) (Int32) -> Void = { received in
             if Interruption.exitsAtOnce.load(ordering: .acquiring) {
@@ -92,6 +100,7 @@ enum Interruption {
             let already = Interruption.flag.exchange(true, ordering: .relaxed)
             if !already { Interruption.signalNumber.store(received, ordering: .relaxed) }
             Interruption.controls.send(.stop)
+            if Interruption.interruptsInputs.load(ordering: .acquiring) { InputInterruption.interruptAll() }
             if already, Interruption.finishing.load(ordering: .acquiring), let m = Interruption.busyMessage {
                 _ = write(2, m.baseAddress, m.count)
             }

@@ -71,6 +71,64 @@ import Testing
         #expect(Set(dir.contents) == ["camera.mp4"])
     }
 
+    /// Playlists an attacking helper crafted: one that names itself (it was re-read without
+    /// end, memory growing 250 MB a second) fails in one line; a live one that never ends is
+    /// given up after a few reloads (it held compose for 500 s). Neither may take long.
+    @Test(.timeLimit(.minutes(1)))
+    func playlistsThatNeverEndDoNotHoldCompose() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        try "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=100000\nself.m3u8\n".write(toFile: dir.path("self.m3u8"), atomically: true, encoding: .utf8)
+        let started = Date()
+        let loop = try dualcam(["compose", dir.path("self.m3u8"), Self.front, "-o", dir.path("a.mov")])
+        #expect(loop.status == 1 && loop.stderrLines.count == 1 && Date().timeIntervalSince(started) < 10, "\(loop.stderr)")
+        let segment = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", Self.back, "-t", "2", "-c", "copy",
+                                                     "-f", "mpegts", dir.path("seg0.ts")])
+        try #require(segment.status == 0, "\(segment.stderr)")
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:2.0,\nseg0.ts\n"
+            .write(toFile: dir.path("live.m3u8"), atomically: true, encoding: .utf8)
+        let again = Date()
+        let live = try dualcam(["compose", dir.path("live.m3u8"), Self.front, "-o", dir.path("b.mov"), "--size", "320x180"])
+        #expect(live.status == 0 && Date().timeIntervalSince(again) < 30, "\(live.stderr)")
+    }
+
+    /// finish of a named pipe is refused at once (its open waited for a writer); an empty
+    /// take (killed before its first fragment) says so rather than "not QuickTime".
+    @Test(.timeLimit(.minutes(1)))
+    func finishRefusesAPipeAndSaysWhatAnEmptyTakeIs() throws {
+        let dir = try TempDir()
+        try #require(mkfifo(dir.path("p.mov"), 0o600) == 0)
+        let pipe = try dualcam(["finish", dir.path("p.mov")])
+        #expect(pipe.status == 1 && pipe.stderrLines.count == 1 && pipe.stderr.contains("not a regular file"), "\(pipe.stderr)")
+        _ = FileManager.default.createFile(atPath: dir.path("e.mov"), contents: Data())
+        let empty = try dualcam(["finish", dir.path("e.mov")])
+        #expect(empty.status == 1 && empty.stderr.contains("stopped before the first frame was written"), "\(empty.stderr)")
+    }
+
+    /// The sidecar --iso writes never replaces a file someone made at its name while the take
+    /// ran (it did, silently); relayout reads no sidecar through a link (one led outside the
+    /// take's folder and its startsSwapped was applied).
+    @Test(.timeLimit(.minutes(2)))
+    func theSidecarIsNeitherClobberedNorReadThroughALink() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let take = dir.path("t.mov"), sidecar = IsoFiles.sidecar(for: dir.path("t.mov"))
+        let r = try dualcam(["record", "--back", Self.back, "--front", Self.front, "--iso", "--duration", "2", "--audio", "none",
+                             "--skip-speed-check", "-o", take]) { _ in
+            Thread.sleep(forTimeInterval: 0.8)
+            try? "precious\n".write(toFile: sidecar, atomically: false, encoding: .utf8)
+        }
+        #expect(r.status == 0 && r.stderr.contains("was made by something else while recording"), "\(r.stderr)")
+        #expect(try String(contentsOfFile: sidecar, encoding: .utf8) == "precious\n")
+        try FileManager.default.createDirectory(atPath: dir.path("outside"), withIntermediateDirectories: false)
+        try #"{"cameras":{"back":"t.back.mov","front":"t.front.mov"},"startsSwapped":true,"swaps":[],"take":"t.mov"}"#
+            .write(toFile: dir.path("outside/evil.json"), atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: sidecar)
+        try FileManager.default.createSymbolicLink(atPath: sidecar, withDestinationPath: dir.path("outside/evil.json"))
+        let re = try dualcam(["relayout", take, "-o", dir.path("re.mov"), "--size", "320x180"])
+        #expect(re.status == 0 && re.stderr.contains("missing or unreadable: laid out with no swaps"), "\(re.stderr)")
+    }
+
     /// A sidecar relayout reads is checked: swap times that are not times of the take in
     /// order are said in one line and left out, never warned of as a --swap-at the user gave.
     @Test(.timeLimit(.minutes(3)))

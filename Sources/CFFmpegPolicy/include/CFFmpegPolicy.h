@@ -9,6 +9,12 @@
  * files past the check are not used. Close with dc_close_local_input. */
 int dc_open_local_input(AVFormatContext **out, const char *file_url, const char *folder);
 void dc_close_local_input(AVFormatContext **ctx);
+/* Makes every local input's blocking calls return at once from now on (a stop was asked
+ * for). Async-signal-safe. */
+void dc_interrupt_inputs(void);
+/* What an input's open returns when one of its playlists was opened too often (it names
+ * itself, or it is live and never ends). */
+int dc_averror_playlist_loop(void);
 
 /* An I/O context over `fd` (pread/pwrite at its own position; the descriptor stays the
  * caller's); closing it flushes and returns the first write error. */

@@ -90,6 +90,8 @@ final class InputContext {
             throw .cannotOpen(path: path, reason: rc == dc_averror_invaliddata()
                               ? "not a media file FFmpeg can read"
                               : rc == dc_averror(EPERM) ? "it names files outside its folder, which are not read"
+                              : rc == dc_averror_playlist_loop() ? "its playlists are read again and again (one names itself, or a live "
+                                + "playlist never ends): compose and record read finished files"
                               : averrorText(rc))
         }
         pointer = ctx
@@ -216,4 +218,10 @@ final class ResamplerContext {
 /// driver's answer could otherwise make it allocate gigabytes).
 public enum PictureLimit {
     public static let maxPixels: Int64 = 8192 * 8192
+}
+
+/// Stops what every local input is waiting on (a read, a playlist's reload) at once, for
+/// good: a composition asked to stop must not wait for its inputs. Async-signal-safe.
+public enum InputInterruption {
+    public static func interruptAll() { dc_interrupt_inputs() }
 }

@@ -100,8 +100,24 @@ public enum OutputPath {
             let file = name.hasPrefix("file:") ? String(name.dropFirst(5)) : name
             return file.hasPrefix("/") ? file : (folder.isEmpty ? file : folder + "/" + file)
         }
-        return paths + paths.filter { $0.hasSuffix(".m3u8") || $0.hasSuffix(".m3u") }
+        // Only playlists in this one's folder are read in turn, as FFmpeg reads only those (a
+        // name outside it, ../secret.m3u8, is refused when the input opens).
+        let here = realFolder(of: path)
+        return paths + paths.filter { ($0.hasSuffix(".m3u8") || $0.hasSuffix(".m3u")) && isInside($0, folder: here) }
             .flatMap { filesNamed(byPlaylist: $0, depth: depth - 1) }
+    }
+
+    /// The real path of the folder `path` is in (links resolved).
+    static func realFolder(of path: String) -> String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        return realpath(folder.isEmpty ? "." : folder, nil).map { p in defer { free(p) }; return String(cString: p) }
+    }
+
+    /// Whether `path`, links resolved, is in `folder` or below it.
+    static func isInside(_ path: String, folder: String?) -> Bool {
+        guard let folder, let resolved = realpath(path, nil).map({ p in defer { free(p) }; return String(cString: p) })
+        else { return false }
+        return folder == "/" || resolved.hasPrefix(folder + "/")
     }
 
     /// Whether two names lead to one file, links followed: the same device and inode. (A name

@@ -138,7 +138,10 @@ public final class ComposeJob {
         var n = 0, composedInPlace = 0
         while true {
             if isCancelled() { throw .interrupted }
-            guard try pictures.advance(toFrame: n) else { break }
+            let more: Bool
+            // A stop interrupts the inputs' reads: what they then fail with is the stop.
+            do { more = try pictures.advance(toFrame: n) } catch { throw isCancelled() ? .interrupted : error }
+            guard more else { break }
             if options.swaps.isSwapped(frame: n, fps: pictures.clock.fps) != timeline.swapAsked {
                 _ = timeline.take([.swap], now: pictures.clock.time(ofFrame: n))
             }

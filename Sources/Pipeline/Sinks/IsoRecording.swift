@@ -31,6 +31,12 @@ final class IsoRecording {
     /// Whether the take's first slot showed the front camera full frame, and the last slot's.
     private var startsSwapped: Bool?
     private var swapped = false
+    /// The sidecar this take wrote last (device and inode), and what stood at its name when
+    /// the take began (replaced only with --overwrite, checked then).
+    private var sidecarWritten: (UInt64, UInt64)?
+    private var sidecarFoundAtStart: (UInt64, UInt64)?
+    /// Something not ours took the sidecar's name while recording: it is left alone.
+    private var sidecarGivenUp = false
 
     static func path(for output: String, role: String) -> String { IsoFiles.path(for: output, role: role) }
     static func sidecar(for output: String) -> String { IsoFiles.sidecar(for: output) }
@@ -48,6 +54,7 @@ final class IsoRecording {
         self.settings = settings
         take = settings.take ?? ""
         self.log = log
+        sidecarFoundAtStart = OutputPath.entry(Self.sidecar(for: take)).map { (UInt64($0.st_dev), UInt64($0.st_ino)) }
         for (i, s) in sources.enumerated() {
             let role = i == 0 ? "back" : "front"
             tracks.append((ObjectIdentifier(s), Track(role: role, path: Self.path(for: take, role: role))))
@@ -132,12 +139,35 @@ final class IsoRecording {
             startsSwapped: startsSwapped ?? false)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(sidecar) else { return }
+        guard !sidecarGivenUp, let data = try? encoder.encode(sidecar) else { return }
         let path = Self.sidecar(for: take)
-        let temporary = path + ".tmp"
-        if FileManager.default.createFile(atPath: temporary, contents: data), rename(temporary, path) == 0 { return }
-        unlink(temporary)
-        log("--iso: \(path) could not be written: relayout will not know the swaps")
+        // Written beside it under a name of this process's own, never following a link, then
+        // moved over the sidecar only when what stands there is this take's (or was there at
+        // the start, with --overwrite): a file someone made there meanwhile is not replaced.
+        let temporary = (path as NSString).deletingLastPathComponent.appending("/.dualcam-sidecar-\(getpid())-\(take.hashValue).tmp")
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return log("--iso: \(path) could not be written: relayout will not know the swaps") }
+        let wrote = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } == data.count
+        var st = stat()
+        let ours = fstat(fd, &st) == 0 ? (UInt64(st.st_dev), UInt64(st.st_ino)) : nil
+        close(fd)
+        let there = OutputPath.entry(path).map { (UInt64($0.st_dev), UInt64($0.st_ino)) }
+        let replaceable = there.map { found in [sidecarWritten, sidecarFoundAtStart].contains { $0.map { $0 == found } ?? false } } ?? true
+        guard wrote, replaceable else {
+            unlink(temporary)
+            if wrote {
+                sidecarGivenUp = true
+                return log("--iso: \(path) was made by something else while recording: it is left as it is, and relayout "
+                           + "will not know the swaps")
+            }
+            return log("--iso: \(path) could not be written: relayout will not know the swaps")
+        }
+        let moved = there == nil ? OwnFile.move(temporary, toFree: path) : rename(temporary, path) == 0
+        guard moved else {
+            unlink(temporary)
+            return log("--iso: \(path) could not be written: relayout will not know the swaps")
+        }
+        sidecarWritten = ours
     }
 }
 
