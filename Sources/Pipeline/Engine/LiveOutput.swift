@@ -19,6 +19,8 @@ protocol LiveOutput: AnyObject {
     var status: String? { get }
     /// It shows pictures as they are made: while paused, pictures are composed for it.
     var showsPictures: Bool { get }
+    /// It takes the sources' own pictures (`take`): they are gathered for it each slot.
+    var takesSourcePictures: Bool { get }
     /// The take is finished (`lastSlot` nil: nothing was recorded): the output finishes
     /// what it holds, in its own way, and says how it went.
     func finish(lastSlot: Int?) -> OutputReport
@@ -29,6 +31,7 @@ extension LiveOutput {
     func offer(_ picture: I420View, recording: Bool) {}
     var status: String? { nil }
     var showsPictures: Bool { false }
+    var takesSourcePictures: Bool { false }
 }
 
 /// A slot's pictures as the sources gave them.

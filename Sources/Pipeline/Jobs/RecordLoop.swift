@@ -22,6 +22,9 @@ final class RecordLoop {
     /// Whether anything shows pictures while paused (else nothing is composed then).
     private let showsWhilePaused: Bool
     private let keepsWholePictures: Bool
+    /// The outputs that take the sources' own pictures (the ISO tracks), and those with a
+    /// word for the status line: found once, not every slot.
+    private let takers: [any LiveOutput]
     private(set) var counts = Counts()
 
     /// What the loop counted, for the summary.
@@ -45,6 +48,7 @@ final class RecordLoop {
         timeline = Timeline(fps: fps, duration: recorder.plan.duration, layout: placement.layout, swapped: recorder.plan.swap)
         controls = ControlReader(recorder.controls)
         showsWhilePaused = opened.outputs.contains { $0.showsPictures }
+        takers = opened.outputs.filter { $0.takesSourcePictures }
         keepsWholePictures = recorder.plan.outputs.contains { $0.needsWholePictures }
         counts.latencies.reserveCapacity(timeline.clock.limit.map { min($0, 1 << 20) } ?? 18000)
     }
@@ -142,6 +146,7 @@ final class RecordLoop {
     }
 
     private func reportStatus() {
+        guard reporter.isDue(now: monotonicNow()) else { return }
         let status = outputs.lazy.compactMap(\.status).first
         if let s = reporter.due(now: monotonicNow(), frames: timeline.clock.next, fps: fps, latencies: counts.latencies,
                                 repeated: counts.repeated, dropped: counts.droppedBack,
@@ -194,11 +199,11 @@ final class RecordLoop {
             return true
         }
         // Before the inset may be drawn into the main picture (composition in place).
-        if recording && !outputs.isEmpty {
+        if recording && !takers.isEmpty {
             var pictures = [(source: sources.driver, frame: frame)]
             if let inset, let other { pictures.append((other, inset)) }
             let slotPictures = SlotPictures(slot: slot, fps: fps, swapped: swapped && inset != nil, pictures: pictures)
-            for output in outputs { output.take(slotPictures) }
+            for output in takers { output.take(slotPictures) }
         }
         let (picture, inPlace) = placement.step.frame(back: frame, front: inset, swapped: swapped, canvas: { canvas })
         guard recording else {

@@ -26,6 +26,9 @@ struct StatusReporter {
     private var lastAt: Double?
     private var lastFrames = 0
 
+    /// Whether a status is due at `now` (cheap: the recording's thread asks every picture).
+    func isDue(now: Double) -> Bool { lastAt.map { now - $0 >= Self.interval } ?? true }
+
     /// A status when one is due at `now`, else nil.
     mutating func due(now: Double, frames: Int, fps: Int, latencies: [Double], repeated: Int, dropped: Int,
                       encoderSkipped: Int, fullFrame: String, paused: Bool, stream: String?,

@@ -214,6 +214,8 @@ extension OutputRequest {
 }
 
 extension IsoRecording: LiveOutput {
+    var takesSourcePictures: Bool { true }
+
     /// Before the inset may be drawn into the main picture's buffer.
     func take(_ slot: SlotPictures) {
         noteRoles(swapped: slot.swapped, slot: slot.slot, fps: slot.fps)
