@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 int dc_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
@@ -40,4 +41,8 @@ int dc_bind_abstract(const char *name) {
         return -1;
     }
     return fd;
+}
+
+pid_t dc_thread_id(void) {
+    return (pid_t)syscall(SYS_gettid);
 }

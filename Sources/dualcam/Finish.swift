@@ -21,6 +21,7 @@ struct Finish: ParsableCommand {
 
     func run() throws {
         FFmpegLog.setVerbose(false)
+        if try finishWithIntermediate() { return }
         var st = stat()
         if stat(file, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR { throw Failure("\(file) is a folder, not a recording") }
@@ -33,6 +34,50 @@ struct Finish: ParsableCommand {
         }
         try finish(file, into: output, overwrite: overwrite)
         if output == nil { try finishCameras() }
+    }
+
+    /// A take that went on in an intermediate (`--encode auto` or `after`) and was killed
+    /// before the stop encoded it: its pictures encoded as the take asked and joined to FILE's
+    /// (FILE holds none with `after`), its sound copied; then it is removed. False when FILE
+    /// has no intermediate beside it.
+    private func finishWithIntermediate() throws -> Bool {
+        let rest = Intermediate.path(for: file)
+        guard let st = OutputPath.entry(rest) else { return false }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            throw Failure("\(rest) is not a regular file: move it away to finish \(file)")
+        }
+        let restLock = try RecordingLock.hold(rest)
+        defer { if let restLock { close(restLock) } }
+        guard let info = try Intermediate.read(rest) else {
+            throw Failure("\(rest) is no intermediate of a dualcam take (it has no tag saying what it continues): move it "
+                          + "away to finish \(file)")
+        }
+        let destination = output ?? file
+        if output != nil { try OutputPath.check(destination, overwrite: overwrite, inputs: [file, rest]) }
+        let held = OutputPath.entry(file) != nil ? try RecordingLock.hold(file) : nil
+        defer { if let held { close(held) } }
+        let started = monotonicNow()
+        let line = TerminalLine.shared
+        let progress: JoinProgress = { done, total in
+            line.update("encoding \(done)" + (total > 0 ? "/\(total)" : "") + " frames of \(rest)")
+        }
+        let r: MovFinalizer.Result
+        if info.fromFrame == 0 {
+            r = try MovFinalizer.finalize(intermediate: rest, info: info, into: destination, overwrite: output == nil || overwrite,
+                                          holding: destination == file ? held : nil, progress: progress)
+        } else {
+            guard OutputPath.entry(file) != nil, try MovAtoms.isQuickTime(file), try MovAtoms.isFragmented(file) else {
+                throw Failure("\(rest) continues the take in \(file) after its first \(info.fromFrame) frames, but \(file) is not "
+                              + "that take (not a fragmented recording): nothing was changed")
+            }
+            r = try MovFinalizer.finalize(file, into: destination, overwrite: output == nil || overwrite, holding: held,
+                                          rest: (rest, info), progress: progress)
+        }
+        line.clear()
+        unlink(rest)
+        print(String(format: "finished %@: %d frames (%.2f s), %d audio packets; the frames from %@ encoded and joined in %.1f s "
+                     + "(it is removed)", destination, r.videoFrames, r.videoSeconds, r.audioPackets, rest, monotonicNow() - started))
+        return true
     }
 
     /// A take recorded with --iso and killed: its cameras' own files are fragmented too.

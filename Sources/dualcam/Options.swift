@@ -1,9 +1,11 @@
 import ArgumentParser
 import Compositor
 import MediaIO
+import Pipeline
 
 extension Corner: ExpressibleByArgument {}
 extension Arrangement: ExpressibleByArgument {}
+extension EncodeMode: ExpressibleByArgument {}
 extension AudioChoiceArgument: ExpressibleByArgument {}
 extension VideoEncoderSettings.Codec: ExpressibleByArgument {}
 

@@ -32,6 +32,7 @@ extension Record {
         plan.video = format.videoSettings(hiddenEncoder: videoEncoder, reporting: reporting)
         plan.video.size = plan.layout.canvas
         plan.overwrite = overwrite
+        plan.encode = encodeMode
         plan.metadata = format.metadata(metadata)
         if let virtualCamera { plan.outputs.append(.virtualCamera(path: virtualCamera)) }
         if let stream { plan.outputs.append(.stream(url: stream)) }

@@ -40,6 +40,7 @@ struct RecordSession {
         let encodes = plan.file != nil || plan.outputs.contains { $0.needsEncoding }
         let observer = RecordReporter(quiet: reporting.quiet, showsStatus: reporting.showsLiveLine, window: window,
                                       speedCheck: checksSpeed && !reporting.quiet && encodes ? plan.video : nil,
+                                      encode: plan.file == nil ? .live : plan.encode,
                                       finishing: plan.file.map { "finishing \($0), please wait (killed now, it still plays as it is)" }
                                           ?? "stopping, please wait")
         // Until the sources are open a stop signal ends the process at once: a source's open
@@ -90,6 +91,10 @@ struct RecordSession {
                          s.pauses > 0 ? String(format: "; paused %d time%@, %.1f s left out", s.pauses, s.pauses == 1 ? "" : "s",
                                                s.pausedSeconds) : ""))
             if let files = s.isoFiles { print("each camera's own: " + files.joined(separator: ", ")) }
+            if s.framesEncodedAfterStop > 0 {
+                print(String(format: "%d frames kept in the intermediate were encoded after the stop; the file was finished %.1f s "
+                             + "after it", s.framesEncodedAfterStop, s.finishingSeconds))
+            }
         }
         if let stream = s.stream {
             print(String(format: "stream %@: %@ at the end; %d connection%@, %d lost, %.1f MB sent, %d packets let go",
@@ -108,40 +113,68 @@ final class RecordReporter: RecordObserver {
     let window: PreviewWindow?
     /// The encoding whose speed is checked at the start, if it is.
     let speedCheck: VideoEncoderSettings?
+    let encode: EncodeMode
     let finishing: String
 
-    init(quiet: Bool, showsStatus: Bool, window: PreviewWindow?, speedCheck: VideoEncoderSettings?, finishing: String) {
+    init(quiet: Bool, showsStatus: Bool, window: PreviewWindow?, speedCheck: VideoEncoderSettings?, encode: EncodeMode,
+         finishing: String) {
         self.quiet = quiet
         self.showsStatus = showsStatus
         self.window = window
         self.speedCheck = speedCheck
+        self.encode = encode
         self.finishing = finishing
     }
 
     func said(_ line: String) { if !quiet { say(line) } }
     func status(_ status: RecordStatus) { if showsStatus { TerminalLine.shared.update(Self.statusText(status)) } }
     func sourcesOpened() { Interruption.exitAtOnceUntilStarted(false) }
-    func willStart() { if let speedCheck, let warning = Self.speedWarning(speedCheck) { say(warning) } }
+    func willStart() { if let speedCheck, let warning = Self.speedWarning(speedCheck, encode: encode) { say(warning) } }
+    func encodingAfterStop(done: Int, total: Int, seconds: Double) {
+        guard showsStatus else { return }
+        let fps = seconds > 0 ? Double(done) / seconds : 0
+        var text = "encoding after the stop: \(done)" + (total > 0 ? "/\(total)" : "") + String(format: " frames, %.1f fps", fps)
+        if total > done, fps > 0 { text += String(format: ", about %.0f s left", Double(total - done) / fps) }
+        TerminalLine.shared.update(text)
+    }
     func willFinish() {
         window?.close()
         Interruption.enterFinishing(message: finishing)
     }
 
-    /// A warning when the encoder, as chosen, measured (or was measured before) too slow on
-    /// this machine for real time, with what to change; nil when it keeps up.
-    static func speedWarning(_ settings: VideoEncoderSettings) -> String? {
+    /// A line when the encoder, as chosen, measured (or was measured before) too slow on this
+    /// machine for real time: what will happen with this `--encode`, and what would make it
+    /// faster (only what there is: a smaller size, H.264, a faster preset); nil when it keeps up.
+    static func speedWarning(_ settings: VideoEncoderSettings, encode: EncodeMode) -> String? {
         let rate = Double(settings.framesPerSecond)
-        guard let (fps, _) = try? EncoderSpeed.cachedOrMeasured(settings, rate: 1.2 * rate, cache: EncoderSpeed.defaultCache)
+        guard encode != .after,
+              let (fps, _) = try? EncoderSpeed.cachedOrMeasured(settings, rate: 1.2 * rate, cache: EncoderSpeed.defaultCache)
         else { return nil }
         // Capture, decoding and composing share the CPU with it while recording.
         guard fps < 1.2 * rate else { return nil }
         // Never "0 fps": a slow figure keeps its tenth.
         let figure = fps < 10 ? String(format: "%.1f", fps) : "\(Int(fps))"
         let what = "\(settings.encoder) \(settings.preset) at \(settings.size) encodes \(figure) fps on this machine"
-        let advice = "try a smaller --size, --codec h264 or a faster --preset"
-        return fps < rate
-            ? "warning: \(what), under the \(Int(rate)) fps asked: frames will be skipped (\(advice))"
-            : "warning: \(what), little above the \(Int(rate)) fps asked: with the cameras' work beside it, it may fall behind (\(advice))"
+        let faster = fasterSettings(settings)
+        let advice = faster.isEmpty ? "" : " (faster: " + faster.joined(separator: ", ") + ")"
+        let below = fps < rate ? "under the \(Int(rate)) fps asked" : "little above the \(Int(rate)) fps asked"
+        if encode == .live {
+            return fps < rate ? "warning: \(what), \(below): frames will be skipped\(advice)"
+                : "warning: \(what), \(below): with the cameras' work beside it, it may fall behind and skip frames\(advice)"
+        }
+        let perMinute = String(format: "up to %.0f s per minute recorded", 60 * rate / max(fps, 0.1))
+        return "note: \(what), \(below): when it falls behind, every frame still goes to the intermediate and the rest is "
+            + "encoded after the stop (\(perMinute))\(advice)"
+    }
+
+    /// What would encode faster than `settings`: each only where there is such a choice.
+    static func fasterSettings(_ settings: VideoEncoderSettings) -> [String] {
+        var faster: [String] = []
+        if settings.size.width * settings.size.height > 1280 * 720 { faster.append("a smaller --size such as 1280x720") }
+        if settings.codec == .hevc { faster.append("--codec h264") }
+        let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+        if let i = presets.firstIndex(of: settings.preset), i > 0 { faster.append("--preset \(presets[i - 1])") }
+        return faster
     }
 
     /// "REC 0:12  30.0 fps  p99 3.1 ms  0 repeated  0 dropped  audio [######----] -18 dB  full frame: /dev/video0";

@@ -22,4 +22,7 @@ int dc_link_descriptor(int fd, const char *to);
  * another socket has that name. A lock on a name that needs nothing on disk. */
 int dc_bind_abstract(const char *name);
 
+/* The calling thread's id (gettid), which setpriority(PRIO_PROCESS, ...) takes for one thread. */
+pid_t dc_thread_id(void);
+
 #endif

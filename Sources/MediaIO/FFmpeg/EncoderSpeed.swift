@@ -11,6 +11,7 @@ public enum EncoderSpeed {
     public static func measure(_ settings: VideoEncoderSettings, seconds: Double = 1.2) throws(MediaError) -> Double {
         var s = settings
         s.inOrder = true  // as a recording encodes
+        s.wavefront = false
         let encoder = try VideoEncoder(settings: s)
         // Painted before the clock starts: only the encoder (and a frame copy, as the
         // product makes) is timed.
@@ -52,7 +53,7 @@ public enum EncoderSpeed {
 
     /// What the measurement is remembered by: everything that changes the encoder's work.
     public static func key(_ s: VideoEncoderSettings) -> String {
-        "\(s.encoder) \(s.preset) \(s.bitrate.map { "\($0)b/s" } ?? "crf\(s.crf)") \(s.size) "
+        "\(s.encoder) \(s.preset) \(s.bitrate.map { "\($0)b/s" } ?? "crf\(s.crf)") \(s.size) no-wpp "
             + "\(ProcessInfo.processInfo.activeProcessorCount)cpu"
     }
 

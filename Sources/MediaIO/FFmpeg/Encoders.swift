@@ -64,6 +64,14 @@ public struct VideoEncoderSettings: Sendable {
     /// a fragmented file cannot have) reordered frames would start the picture two frames
     /// after the sound.
     public var inOrder = false
+    /// x265's wavefront threads (wpp). Off for a live recording: beside two busy processes
+    /// x265 made 5.1 fps with them and 27 fps without (49-58 idle either way, ffmpeg CLI,
+    /// 1080p ultrafast): the rows of a frame wait on each other, and one thread preempted
+    /// stalls them all.
+    public var wavefront = true
+    /// x264 tuned for latency (no lookahead, slices across threads): the intermediate a
+    /// recording falls back to hands each frame on at once.
+    public var lowLatency = false
     public init() {}
 }
 
@@ -111,7 +119,9 @@ public final class VideoEncoder: Encoder {
             // stands for several skipped slots. 2 frames instead of ultrafast's 5: the same
             // SSIM for the same file size here (1080p, testsrc2 and a camera clip).
             o["x265-params"] = "log-level=none" + (settings.inOrder ? ":bframes=0:rc-lookahead=2" : "")
+                + (settings.wavefront ? "" : ":wpp=0")
         }
+        if settings.encoder == "libx264" && settings.lowLatency { o["tune"] = "zerolatency" }
         return o
     }
 
@@ -205,6 +215,13 @@ public final class OutputEncoders {
         audio = try AudioEncoder(bitrate: settings.audioBitrate)
     }
 
+    /// Another picture encoder beside an existing sound encoder: the intermediate a recording
+    /// falls back to carries on the sound of the file it continues, packet for packet.
+    public init(video: VideoEncoder, audio: AudioEncoder) {
+        self.video = video
+        self.audio = audio
+    }
+
     /// Encodes `frame` (I420, output size: a pool frame or a decoded one composed in place)
     /// as frame `index`, without copying it first.
     public func encode(_ frame: EncoderFrame, index: Int64, into writer: MovWriter) throws(MediaError) {
@@ -242,6 +259,15 @@ public final class OutputEncoders {
     public func drain(into writer: MovWriter) throws(MediaError) {
         try drain { (p, isVideo) throws(MediaError) in
             if isVideo { try writer.writeVideo(p) } else { try writer.writeAudio(p) }
+        }
+    }
+
+    /// Hands over what the picture encoder still holds, and closes it: the sound encoder goes
+    /// on, elsewhere (an intermediate).
+    public func emptyVideo(into writer: MovWriter) throws(MediaError) {
+        try video.encode(nil) { (p) throws(MediaError) in
+            packetTap?(p, true)
+            try writer.writeVideo(p)
         }
     }
 

@@ -15,9 +15,11 @@ public enum MovFinalizer {
     }
 
     /// Writes `destination` (which must not be `source`), an empty file open at `descriptor`,
-    /// from `source`.
-    public static func remux(from source: String, to destination: String, descriptor: Int32,
-                             reportedPath: String) throws(MediaError) -> Result {
+    /// from `source`; then, with `rest`, the intermediate's pictures encoded as the take asked
+    /// and its sound (`IntermediateJoin`).
+    public static func remux(from source: String, to destination: String, descriptor: Int32, reportedPath: String,
+                             rest: (path: String, info: Intermediate)? = nil, copiesSource: Bool = true,
+                             progress: JoinProgress? = nil) throws(MediaError) -> Result {
         let input = try InputContext(path: source)
         let output = try RemuxOutput(path: destination, descriptor: descriptor, reportedPath: reportedPath)
         var map: [Int32: (out: UnsafeMutablePointer<AVStream>, type: AVMediaType)] = [:]
@@ -27,11 +29,71 @@ public enum MovFinalizer {
             guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
             map[i] = (try output.addStream(copying: st), type)
         }
-        guard map.values.contains(where: { $0.type == AVMEDIA_TYPE_VIDEO }) else { throw .noVideoStream(path: source) }
+        guard let videoOut = map.values.first(where: { $0.type == AVMEDIA_TYPE_VIDEO })?.out else { throw .noVideoStream(path: source) }
+        let join = try rest.map { (r) throws(MediaError) in try IntermediateJoin(path: r.path, info: r.info) }
+        var keepsOwnPictures = copiesSource
+        if let join, !copiesSource || !join.continues(videoOut) {
+            // Another encoder's parameter sets: its packets cannot follow the take's own in one
+            // track. A take with no picture of its own (all in the intermediate) takes its.
+            let ownPictures = copiesSource ? try hasVideoPacket(source) : false
+            guard !ownPictures else {
+                throw .cannotWrite(path: reportedPath, reason: "the intermediate \(join.path) is encoded unlike the take's "
+                                   + "own pictures and cannot follow them; both files are kept as they are")
+            }
+            try check(avcodec_parameters_from_context(videoOut.pointee.codecpar, join.encoder.context.pointer)) {
+                .cannotWrite(path: reportedPath, reason: $0)
+            }
+            if videoOut.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_HEVC { videoOut.pointee.codecpar.pointee.codec_tag = MovWriter.fourcc("hvc1") }
+            keepsOwnPictures = false
+        }
         output.copyMetadata(from: input.pointer)
+        av_dict_set(&output.context.pointee.metadata, "comment", nil, 0)
         try output.writeHeader()
+        var result = copiesSource
+            ? try copyPackets(input, map: map, output: output, reportedPath: reportedPath, keepPictures: keepsOwnPictures) : Copied()
+        if let join {
+            let audioOut = map.values.first(where: { $0.type == AVMEDIA_TYPE_AUDIO })?.out
+            if let audioOut, result.lastAudioDTS != .min {
+                join.soundContinues(after: av_rescale_q(result.lastAudioDTS, result.audioTimeBase, audioOut.pointee.time_base))
+            }
+            try join.write(into: output, video: videoOut, audio: audioOut, progress: progress)
+            result.result.videoFrames += join.framesWritten
+            result.result.audioPackets += join.soundPacketsWritten
+            result.result.videoSeconds = max(result.result.videoSeconds, Double(join.endSlot) / Double(join.info.settings.framesPerSecond))
+        }
+        guard result.result.videoFrames > 0 else {
+            throw .damaged(path: reportedPath, reason: "no complete video frame to keep")
+        }
+        try output.finish()
+        return result.result
+    }
 
+    /// Whether `path` holds a complete video packet.
+    private static func hasVideoPacket(_ path: String) throws(MediaError) -> Bool {
+        let input = try InputContext(path: path)
+        let packet = Packet()
+        while av_read_frame(input.pointer, packet.pointer) >= 0 {
+            defer { packet.unref() }
+            let p = packet.pointer.pointee
+            if input.stream(p.stream_index).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO, p.size > 0,
+               p.flags & AV_PKT_FLAG_CORRUPT == 0 { return true }
+        }
+        return false
+    }
+
+    /// What `copyPackets` copied, and where the sound ended.
+    private struct Copied {
         var result = Result()
+        var lastAudioDTS = Int64.min
+        var audioTimeBase = AVRational(num: 1, den: 1)
+    }
+
+    /// Copies every complete packet of `input` (pictures only with `keepPictures`), up to the
+    /// end or where a killed recording was cut.
+    private static func copyPackets(_ input: InputContext, map: [Int32: (out: UnsafeMutablePointer<AVStream>, type: AVMediaType)],
+                                    output: RemuxOutput, reportedPath: String, keepPictures: Bool) throws(MediaError) -> Copied {
+        let source = input.path
+        var copied = Copied()
         var videoEnd: Int64 = 0
         /// Where the last packet read ends in the file.
         var readUpTo: Int64 = 0
@@ -53,27 +115,27 @@ public enum MovFinalizer {
             let p = packet.pointer
             guard let (out, type) = map[p.pointee.stream_index] else { continue }
             if p.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 || p.pointee.size <= 0 {
-                result.incompleteSamples += 1
+                copied.result.incompleteSamples += 1
                 continue
             }
             if p.pointee.pos >= 0 { readUpTo = max(readUpTo, p.pointee.pos + Int64(p.pointee.size)) }
             let inTimeBase = input.stream(p.pointee.stream_index).pointee.time_base
             if type == AVMEDIA_TYPE_VIDEO {
-                result.videoFrames += 1
+                guard keepPictures else { continue }
+                copied.result.videoFrames += 1
                 videoTimeBase = inTimeBase
                 if p.pointee.pts != AVCode.noPTS {
                     videoEnd = max(videoEnd, p.pointee.pts + max(p.pointee.duration, 0))
                 }
             } else {
-                result.audioPackets += 1
+                copied.result.audioPackets += 1
+                copied.audioTimeBase = inTimeBase
+                if p.pointee.dts != AVCode.noPTS { copied.lastAudioDTS = max(copied.lastAudioDTS, p.pointee.dts) }
             }
             av_packet_rescale_ts(p, inTimeBase, out.pointee.time_base)
             p.pointee.stream_index = out.pointee.index
             p.pointee.pos = -1
             try output.write(p)
-        }
-        guard result.videoFrames > 0 else {
-            throw .damaged(path: reportedPath, reason: "no complete video frame to keep")
         }
         // The demuxer takes a box whose size runs past the end of the file for the end: a
         // damaged size in the middle would leave every fragment after it out.
@@ -81,9 +143,8 @@ public enum MovFinalizer {
             throw .damaged(path: reportedPath, reason: "a damaged box ends the reading at byte \(readUpTo), before the "
                            + "fragment at byte \(later): the fragmented file is kept as it is")
         }
-        try output.finish()
-        result.videoSeconds = Double(videoEnd) * av_q2d(videoTimeBase)
-        return result
+        copied.result.videoSeconds = Double(videoEnd) * av_q2d(videoTimeBase)
+        return copied
     }
 
     /// The offset of the first fragment header (a `moof` box holding an `mfhd`) at or after
@@ -132,20 +193,34 @@ public enum MovFinalizer {
     /// written beside it, put on disk, renamed over it. On any failure the fragmented file
     /// is left as it was. `holding`: the caller's descriptor that holds the recording's lock.
     /// The result's `lock` holds the finished file's lock for as long as the caller keeps it.
-    public static func finalizeInPlace(_ path: String, holding: Int32) throws(MediaError) -> (Result, lock: AtomicOutput) {
-        try finalizeHeld(path, into: path, overwrite: true, holding: holding)
+    public static func finalizeInPlace(_ path: String, holding: Int32, rest: (path: String, info: Intermediate)? = nil,
+                                       progress: JoinProgress? = nil) throws(MediaError) -> (Result, lock: AtomicOutput) {
+        try finalizeHeld(path, into: path, overwrite: true, holding: holding, rest: rest, progress: progress)
     }
 
     /// As `finalizeInPlace`, writing `destination` instead (replaced only with `overwrite`).
-    public static func finalize(_ source: String, into destination: String, overwrite: Bool,
-                                holding: Int32? = nil) throws(MediaError) -> Result {
-        try finalizeHeld(source, into: destination, overwrite: overwrite, holding: holding).0
+    public static func finalize(_ source: String, into destination: String, overwrite: Bool, holding: Int32? = nil,
+                                rest: (path: String, info: Intermediate)? = nil, progress: JoinProgress? = nil) throws(MediaError) -> Result {
+        try finalizeHeld(source, into: destination, overwrite: overwrite, holding: holding, rest: rest, progress: progress).0
     }
 
-    private static func finalizeHeld(_ source: String, into destination: String, overwrite: Bool,
-                                     holding: Int32?) throws(MediaError) -> (Result, lock: AtomicOutput) {
+    /// An intermediate that holds the whole take (from its first frame), finished alone into
+    /// `destination`: its pictures encoded as the take asked, its sound copied.
+    public static func finalize(intermediate path: String, info: Intermediate, into destination: String, overwrite: Bool,
+                                holding: Int32?, progress: JoinProgress?) throws(MediaError) -> Result {
+        let output = try AtomicOutput(destination: destination, overwrite: overwrite, holding: holding)
+        let result = try remux(from: path, to: output.temporaryPath, descriptor: output.descriptor, reportedPath: destination,
+                               rest: (path, info), copiesSource: false, progress: progress)
+        try output.commit()
+        return result
+    }
+
+    private static func finalizeHeld(_ source: String, into destination: String, overwrite: Bool, holding: Int32?,
+                                     rest: (path: String, info: Intermediate)?,
+                                     progress: JoinProgress?) throws(MediaError) -> (Result, lock: AtomicOutput) {
         let output = try AtomicOutput(destination: destination, overwrite: overwrite || destination == source, holding: holding)
-        let result = try remux(from: source, to: output.temporaryPath, descriptor: output.descriptor, reportedPath: destination)
+        let result = try remux(from: source, to: output.temporaryPath, descriptor: output.descriptor, reportedPath: destination,
+                               rest: rest, progress: progress)
         try output.commit()
         return (result, output)
     }

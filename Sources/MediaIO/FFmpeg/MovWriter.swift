@@ -40,6 +40,8 @@ public final class MovWriter {
         /// Degrees players turn the picture clockwise when showing it (0, 90, 180 or 270):
         /// the track's display matrix, the picture itself is not touched.
         public var rotation = 0
+        /// The file's comment tag (an intermediate says there what it continues).
+        public var comment: String?
         public init() {}
     }
 
@@ -89,6 +91,7 @@ public final class MovWriter {
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             av_dict_set(&context.pointee.metadata, "creation_time", formatter.string(from: metadata.creationTime), 0)
+            if let comment = metadata.comment { av_dict_set(&context.pointee.metadata, "comment", comment, 0) }
             if let location = metadata.location {
                 av_dict_set(&context.pointee.metadata, "location", location, 0)
             }

@@ -27,6 +27,9 @@ package struct RecordPlan: Sendable {
     package var pixelFormat: FourCC?
     package var layout = PiPLayout()
     package var video = VideoEncoderSettings()
+    /// When the file's pictures are encoded: as recorded, or (to keep every frame on a
+    /// machine too busy for that) after the stop from an intermediate.
+    package var encode = EncodeMode.auto
     package var overwrite = false
     package var metadata = MovWriter.Metadata()
     /// Camera controls to set when each camera opens (`--control back:brightness=200`).

@@ -12,9 +12,12 @@ extension Recorder {
         let clock = loop.timeline.clock
         stopAudio(loop.opened.audio, end: clock.origin.map { $0 + clock.seconds })
         observer.willFinish()
+        let stoppedAt = monotonicNow()
         let lastSlot = clock.next > 0 ? clock.next - 1 : nil
         let closed = Result { () throws(RecordError) in
-            if let file = loop.opened.encoding.file { try close(file, queue: loop.queue, timeline: loop.timeline) } else {
+            if let file = loop.opened.encoding.file {
+                try close(file, keeping: loop.opened.encoding.keeping, queue: loop.queue, timeline: loop.timeline)
+            } else {
                 try close(loop.queue, sink: loop.opened.encoding.sink, timeline: loop.timeline)
             }
         }
@@ -23,6 +26,9 @@ extension Recorder {
         try closed.get()
         var result = summary(loop)
         if loop.queue.lastSlotRefilled { result.encoderSkippedFrames -= 1 }
+        result.encode = plan.file == nil ? EncodeMode.live.rawValue : plan.encode.rawValue
+        if let from = loop.opened.encoding.keeping?.switchedAt { result.framesEncodedAfterStop = max(0, clock.next - from) }
+        result.finishingSeconds = monotonicNow() - stoppedAt
         for report in reports {
             switch report {
             case .nothing: break
@@ -70,12 +76,14 @@ extension Recorder {
 
     /// Encodes what is queued and leaves OUT in the best state there is: regular after a
     /// clean stop; fragmented (playable) when something failed; absent when empty.
-    private func close(_ file: RecordingFile, queue: EncodeQueue, timeline: Timeline) throws(RecordError) {
+    private func close(_ file: RecordingFile, keeping: KeepingSink?, queue: EncodeQueue, timeline: Timeline) throws(RecordError) {
         let clock = timeline.clock
         let failure: MediaError?
         do { try queue.finish(lastSlot: clock.next > 0 ? clock.next - 1 : nil); failure = nil } catch { failure = error }
         let seconds = Double(queue.encodedFrames) / Double(clock.fps)
         if queue.encodedFrames == 0 {
+            keeping?.abandon()
+            keeping?.intermediate?.remove()
             file.remove()
             if let failure { throw .media(failure) }
             throw nothingRecorded(timeline)
@@ -83,10 +91,14 @@ extension Recorder {
         if let failure {
             // A stuck encoder thread may still be inside the muxer: the file is left to it,
             // as it stands on disk (every complete fragment plays).
+            if !queue.isStuck { keeping?.abandon() }
             let kept = queue.isStuck ? file.path : file.keepAsItIs()
             throw .cutShort(path: kept, seconds: seconds, reason: failure.description)
         }
-        do throws(MediaError) { try file.finishWriting() } catch {
+        do throws(MediaError) {
+            if let keeping { try keeping.finishWriting() } else { try file.finishWriting() }
+        } catch {
+            keeping?.abandon()
             throw .notFinalized(path: file.keepAsItIs(), seconds: seconds, reason: error.description)
         }
         guard file.isAtItsName else {
@@ -95,7 +107,13 @@ extension Recorder {
             throw .media(.cannotWrite(path: file.path, reason: String(format: "it was moved or replaced while recording; "
                 + "the %.1f s recorded were %@", seconds, kept)))
         }
-        do throws(MediaError) { _ = try file.finalize() } catch {
+        let rest = keeping?.intermediate
+        let started = monotonicNow()
+        do throws(MediaError) {
+            _ = try file.finalize(rest: rest) { [observer] done, total in
+                observer.encodingAfterStop(done: done, total: total, seconds: monotonicNow() - started)
+            }
+        } catch {
             throw .notFinalized(path: file.keepAsItIs(), seconds: seconds, reason: error.description)
         }
     }

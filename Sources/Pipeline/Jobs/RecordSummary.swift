@@ -44,6 +44,13 @@ public struct RecordSummary: Sendable, Codable {
     /// Times the recording was paused, and the time those pauses left out of the file.
     public var pauses: Int
     public var pausedSeconds: Double
+    /// When the file's pictures were encoded (`--encode`): live, after, auto.
+    public var encode: String = "live"
+    /// Frames that went to the intermediate and were encoded after the stop (0: none did).
+    public var framesEncodedAfterStop: Int = 0
+    /// Seconds from the stop to the finished file (encoding what the intermediate held
+    /// included).
+    public var finishingSeconds: Double = 0
 }
 
 public struct VirtualCameraSummary: Codable, Sendable {

@@ -15,6 +15,9 @@ package protocol RecordObserver: AnyObject, Sendable {
     func willStart()
     /// The recording has stopped; the file is being finished.
     func willFinish()
+    /// After the stop, the intermediate's pictures being encoded: `done` of `total` (0 when
+    /// not known), `seconds` since that began.
+    func encodingAfterStop(done: Int, total: Int, seconds: Double)
 }
 
 /// Records picture-in-picture from two live sources, as a `RecordPlan` says. It opens, in
@@ -63,6 +66,8 @@ package final class Recorder: Sendable {
     struct Encoding {
         var file: RecordingFile?
         var sink: any Sink
+        /// The file's sink when every frame is kept (`--encode auto` or `after`).
+        var keeping: KeepingSink?
         var encoders: OutputEncoders?
         var queue: EncodeQueue
     }
@@ -74,6 +79,9 @@ package final class Recorder: Sendable {
         var claim: OutputClaim?
         if let file = plan.file {
             do { claim = try OutputClaim(path: file, overwrite: plan.overwrite) } catch { throw .media(error) }
+            // An earlier take's end, not yet encoded: recording over it would lose it.
+            let rest = Intermediate.path(for: file)
+            if OutputPath.entry(rest) != nil { throw .media(IntermediateFile.leftOver(rest, take: file)) }
         }
         do throws(MediaError) {
             for request in plan.outputs { try request.check(plan.outputSettings, { [self] in log($0) }) }
@@ -132,12 +140,22 @@ package final class Recorder: Sendable {
     private func openEncoding(claim: OutputClaim?) throws(RecordError) -> Encoding {
         var file: RecordingFile?
         var encoders: OutputEncoders?
-        let sink: any Sink
+        var keeping: KeepingSink?
+        var sink: any Sink
         do throws(MediaError) {
             if let path = plan.file {
                 let opened = try RecordingFile(path: path, overwrite: plan.overwrite, video: plan.video,
                                                metadata: plan.metadata, claim: claim)
                 (file, encoders, sink) = (opened, opened.encoders, opened)
+                if plan.encode != .live {
+                    do {
+                        keeping = try KeepingSink(file: opened, mode: plan.encode, metadata: plan.metadata) { [self] in noteIntermediate(from: $0) }
+                    } catch {
+                        opened.remove()
+                        throw error
+                    }
+                    sink = keeping!
+                }
                 warnIfShortOfSpace(path)
             } else if plan.outputs.contains(where: \.needsEncoding) {
                 var settings = plan.video
@@ -151,11 +169,27 @@ package final class Recorder: Sendable {
         let fps = Int(plan.video.framesPerSecond)
         let depth = encoders == nil ? 4 : max(32, Int(plan.maxEncoderLag * Double(fps)) + 2)
         do {
-            let queue = try EncodeQueue(sink: sink, canvas: plan.layout.canvas, depth: depth, fps: fps)
-            return Encoding(file: file, sink: sink, encoders: encoders, queue: queue)
+            // Encoding the take itself (live), its thread yields to the picture's; feeding the
+            // intermediate, it must not.
+            let queue = try EncodeQueue(sink: sink, canvas: plan.layout.canvas, depth: depth, fps: fps,
+                                        lowered: file != nil && keeping == nil)
+            return Encoding(file: file, sink: sink, keeping: keeping, encoders: encoders, queue: queue)
         } catch {
             file?.remove()
             throw .media(error)
+        }
+    }
+
+    /// The line that says the take goes on in the intermediate.
+    private func noteIntermediate(from slot: Int) {
+        guard let file = plan.file else { return }
+        let name = (Intermediate.path(for: file) as NSString).lastPathComponent
+        if slot == 0 {
+            event("every frame goes to \(name) (H.264), encoded to \(plan.video.codec.displayName) after the stop (--encode after)")
+        } else {
+            event(String(format: "at %.2f s the %@ encoder fell behind real time: the take goes on in %@ (H.264, every frame kept); "
+                         + "the rest is encoded after the stop", Double(slot) / Double(plan.video.framesPerSecond),
+                         plan.video.codec.displayName, name))
         }
     }
 

@@ -114,7 +114,8 @@ final class EncodeQueue: @unchecked Sendable {
         condition.lock(); cuts.resume(after: seconds); condition.unlock()
     }
 
-    init(sink: any Sink, canvas: Size, depth: Int = 32, fps: Int) throws(MediaError) {
+    /// `lowered`: its thread runs below the picture's priority (it encodes the take itself).
+    init(sink: any Sink, canvas: Size, depth: Int = 32, fps: Int, lowered: Bool = false) throws(MediaError) {
         self.sink = sink
         free = []
         for _ in 0..<depth { free.append(try EncoderFrame(size: canvas)) }
@@ -122,7 +123,10 @@ final class EncodeQueue: @unchecked Sendable {
         samplesPerFrame = Int(OutputAudio.sampleRate) / fps
         free.reserveCapacity(depth)
         queued.reserveCapacity(depth)
-        thread = OwnedThread(name: "dualcam-encoder") { [self] in encodeLoop() }
+        thread = OwnedThread(name: "dualcam-encoder") { [self] in
+            if lowered { ThreadPriority.lowerCurrentThread(by: ThreadPriority.encoderNiceness) }
+            encodeLoop()
+        }
     }
 
     /// A frame to compose into, without waiting.

@@ -39,8 +39,13 @@ final class RecordingFile: EncodedMovSink {
         if let given { claim = given } else { claim = try OutputClaim(path: path, overwrite: overwrite) }
         var settings = video
         settings.inOrder = true
+        settings.wavefront = false
         // The encoders before the file: one that cannot open must not cost anything at OUT.
-        encoders = try OutputEncoders(settings: settings)
+        // Opened below the picture's priority: the threads x265 starts keep it.
+        let opening = settings
+        encoders = try ThreadPriority.made(lowerBy: ThreadPriority.encoderNiceness) { () throws(MediaError) in
+            try OutputEncoders(settings: opening)
+        }
         Self.removeAbandoned(besides: path)
         // Nothing at OUT: the take has its name from the start (a link never replaces what
         // came meanwhile). Something there (now): kept with --overwrite until the take has a
@@ -92,7 +97,7 @@ final class RecordingFile: EncodedMovSink {
 
     /// A new take at `name`, locked before it has that name; fails with EEXIST rather than
     /// replace anything there.
-    private static func create(_ name: String) throws(Errno) -> Int32 {
+    static func create(_ name: String) throws(Errno) -> Int32 {
         let folder = DurableFile.folder(of: name)
         let made = try OwnFile.create(in: folder, hiddenPrefix: "\(folder)/.\((name as NSString).lastPathComponent).",
                                       suffix: ".new")
@@ -157,14 +162,28 @@ final class RecordingFile: EncodedMovSink {
     }
 
     /// After a clean stop: the file is complete as a fragmented one; `finalize` makes it regular.
-    func finishWriting() throws(MediaError) { try writeTheRestAndTrailer() }
+    /// `drained`: the encoders were emptied already (the take went on in an intermediate).
+    func finishWriting(drained: Bool) throws(MediaError) {
+        if drained { try writer.finish() } else { try writeTheRestAndTrailer() }
+    }
 
-    /// After `finishWriting`: the regular file in OUT's place.
-    func finalize() throws(MediaError) -> MovFinalizer.Result {
+    func finishWriting() throws(MediaError) { try finishWriting(drained: false) }
+
+    /// After `finishWriting`: the regular file in OUT's place, with `rest` (the intermediate
+    /// the take went on in) encoded and joined.
+    func finalize(rest: IntermediateFile? = nil, progress: JoinProgress? = nil) throws(MediaError) -> MovFinalizer.Result {
         if let pending, !claimIfReady() {
-            throw .cannotWrite(path: path, reason: "the take could not be given this name (\(pending) holds it)")
+            // A take wholly in its intermediate has no fragment of its own to wait for.
+            if rest != nil, isOurs(at: pending) {
+                try claim.place(pending)
+                self.pending = nil
+            } else {
+                throw .cannotWrite(path: path, reason: "the take could not be given this name (\(pending) holds it)")
+            }
         }
-        let (result, lock) = try MovFinalizer.finalizeInPlace(path, holding: lockFD)
+        let (result, lock) = try MovFinalizer.finalizeInPlace(path, holding: lockFD, rest: rest.map { ($0.path, $0.info) },
+                                                              progress: progress)
+        rest?.remove()
         HeldUntilExit.keep(lock.descriptor)
         return result
     }

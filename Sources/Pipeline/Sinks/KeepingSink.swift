@@ -1,0 +1,308 @@
+import Compositor
+import Foundation
+import MediaIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a recording's file is encoded (`--encode`).
+package enum EncodeMode: String, Sendable, CaseIterable {
+    /// As the take goes, and frames skipped when the encoder cannot keep up.
+    case live
+    /// Every frame into a fast intermediate, encoded as asked after the stop.
+    case after
+    /// As the take goes while the encoder keeps up; from the first slot it cannot take in
+    /// time, into the intermediate, the rest encoded after the stop.
+    case auto
+}
+
+/// The take's file when every frame is to be kept (`--encode auto` or `after`). While the
+/// encoder keeps up, frames and sound go to it on a thread below the picture's priority
+/// (`BackgroundEncoder`); from the first frame it has no room for (or from the start with
+/// `after`), to the intermediate (`IntermediateFile`), encoded here on the queue's thread at
+/// full priority, the sound encoder handed over so the sound runs on packet for packet. The
+/// file is joined to it after the stop (`RecordingFile.finalize`).
+final class KeepingSink: Sink {
+    let file: RecordingFile
+    private let mode: EncodeMode
+    private let worker: BackgroundEncoder
+    private(set) var intermediate: IntermediateFile?
+    /// Sound after the switch, until the worker hands the sound encoder over with what it held.
+    private var soundWaiting = SampleQueue()
+    private var soundHandedOver = false
+    private var samplesAccepted: Int64 = 0
+    private let metadata: MovWriter.Metadata
+    /// Told the slot the intermediate starts at.
+    private let onSwitch: (Int) -> Void
+
+    init(file: RecordingFile, mode: EncodeMode, metadata: MovWriter.Metadata, onSwitch: @escaping (Int) -> Void) throws(MediaError) {
+        self.file = file
+        self.mode = mode
+        self.metadata = metadata
+        self.onSwitch = onSwitch
+        worker = try BackgroundEncoder(file: file, depth: mode == .after ? 0 : Self.depth)
+    }
+
+    /// Frames the worker may hold before the intermediate takes over: two thirds of a second
+    /// at 30 fps. x265's first frame takes it several times longer than the rest; a queue
+    /// that short of it would send an idle machine's take to the intermediate.
+    static let depth = 20
+
+    /// The slot the intermediate starts at; nil while the take's encoder has kept up.
+    var switchedAt: Int? { intermediate?.info.fromFrame }
+
+    var soundSamplesWritten: Int64 { samplesAccepted }
+
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError) {
+        if intermediate == nil {
+            if mode == .auto, try worker.offer(frame, index: index) { return }
+            try switchToIntermediate(at: Int(index))
+        }
+        try intermediate!.write(frame: frame, index: index)
+    }
+
+    func write(sound: SampleQueue, final: Bool) throws(MediaError) {
+        samplesAccepted += Int64(sound.count)
+        if intermediate == nil {
+            try worker.offer(sound: sound, final: final)
+            return
+        }
+        sound.move(sound.count, to: soundWaiting)
+        if !soundHandedOver {
+            // The worker still encodes sound into the take's file: what comes meanwhile waits.
+            guard let held = final ? worker.waitForHandover() : worker.handedOver else { return }
+            soundWaiting.move(soundWaiting.count, to: held)
+            soundWaiting = held
+            soundHandedOver = true
+        }
+        try intermediate!.write(sound: soundWaiting, final: final)
+    }
+
+    private func switchToIntermediate(at slot: Int) throws(MediaError) {
+        worker.detach()
+        intermediate = try IntermediateFile(take: file.path, from: slot, takeSettings: file.encoders.video.settings,
+                                            audio: file.encoders.audio, metadata: metadata)
+        onSwitch(slot)
+    }
+
+    /// The worker done (the take's file then ends where the intermediate begins), the
+    /// intermediate complete, the take's file's last fragment and index written.
+    func finishWriting() throws(MediaError) {
+        guard let intermediate else {
+            try worker.finish()
+            return
+        }
+        _ = worker.waitForHandover()
+        if let failure = worker.failure { throw failure }
+        try intermediate.finishWriting()
+        try file.finishWriting(drained: true)
+    }
+
+    /// After a failure: what each file holds stays, playable.
+    func abandon() {
+        worker.stop()
+        intermediate?.abandon()
+    }
+}
+
+/// Encodes into the take's file on a thread of its own, below the priority of capture and
+/// composing (`ThreadPriority.encoderNiceness`), from copies of the frames it is offered,
+/// holding at most `depth` of them.
+// Sendable: its queue, pool and state under `condition`; the file only touched by its thread
+// until that thread has ended.
+final class BackgroundEncoder: @unchecked Sendable {
+    private enum Item {
+        case picture(EncoderFrame, Int64)
+        case sound(SampleQueue, final: Bool)
+        /// Finish what is queued, empty the picture encoder into the file, hand the sound over.
+        case detach
+        /// Finish what is queued and the file's writing.
+        case finish
+    }
+
+    private let condition = NSCondition()
+    private var free: [EncoderFrame] = []
+    private var items: [Item] = []
+    private var ended = false
+    private(set) var failureHeld: MediaError?
+    /// The sound encoder's unencoded samples, once the worker no longer uses it.
+    private var handedOverSound: SampleQueue?
+    private let file: RecordingFile
+    private var thread: OwnedThread?
+
+    init(file: RecordingFile, depth: Int) throws(MediaError) {
+        self.file = file
+        for _ in 0..<depth { free.append(try EncoderFrame(size: file.encoders.video.settings.size)) }
+        thread = OwnedThread(name: "dualcam-encoder") { [self] in
+            ThreadPriority.lowerCurrentThread(by: ThreadPriority.encoderNiceness)
+            run()
+        }
+    }
+
+    var failure: MediaError? {
+        condition.lock(); defer { condition.unlock() }
+        return failureHeld
+    }
+
+    /// Queues a copy of `frame`; false when it holds as many as it may (it is behind).
+    func offer(_ frame: EncoderFrame, index: Int64) throws(MediaError) -> Bool {
+        condition.lock()
+        if let failureHeld { condition.unlock(); throw failureHeld }
+        guard let copy = free.popLast() else { condition.unlock(); return false }
+        condition.unlock()
+        try copy.prepareForWriting()
+        copy.view.copy(from: frame.view)
+        send(.picture(copy, index))
+        return true
+    }
+
+    /// Queues every sample in `sound` (which is left empty).
+    func offer(sound: SampleQueue, final: Bool) throws(MediaError) {
+        if let failure { throw failure }
+        let chunk = SampleQueue()
+        sound.move(sound.count, to: chunk)
+        send(.sound(chunk, final: final))
+    }
+
+    func detach() { send(.detach) }
+
+    private func send(_ item: Item) {
+        condition.lock()
+        items.append(item)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The sound encoder's samples not yet encoded, once handed over; nil before.
+    var handedOver: SampleQueue? {
+        condition.lock(); defer { condition.unlock() }
+        return handedOverSound
+    }
+
+    /// Waits until the sound is handed over (the worker done), and returns it.
+    func waitForHandover() -> SampleQueue {
+        condition.lock(); defer { condition.unlock() }
+        while handedOverSound == nil { condition.wait() }
+        return handedOverSound!
+    }
+
+    /// Finishes the file's writing on the worker and waits for it.
+    func finish() throws(MediaError) {
+        send(.finish)
+        thread?.join()
+        if let failure { throw failure }
+    }
+
+    /// Ends the worker after what it is doing; the file is left as it stands.
+    func stop() {
+        condition.lock()
+        ended = true
+        items.removeAll()
+        condition.signal()
+        condition.unlock()
+        thread?.join()
+    }
+
+    private func run() {
+        let sound = SampleQueue()
+        while true {
+            condition.lock()
+            while items.isEmpty && !ended { condition.wait() }
+            if ended { handedOverSound = sound; condition.broadcast(); condition.unlock(); return }
+            let item = items.removeFirst()
+            condition.unlock()
+            do throws(MediaError) {
+                switch item {
+                case let .picture(frame, index):
+                    try file.write(frame: frame, index: index)
+                    condition.lock(); free.append(frame); condition.unlock()
+                case let .sound(chunk, final):
+                    chunk.move(chunk.count, to: sound)
+                    try file.write(sound: sound, final: final)
+                case .detach:
+                    try file.encoders.emptyVideo(into: file.writer)
+                    handOver(sound)
+                    return
+                case .finish:
+                    try file.finishWriting(drained: false)
+                    handOver(sound)
+                    return
+                }
+            } catch {
+                condition.lock()
+                failureHeld = failureHeld ?? error
+                condition.unlock()
+                handOver(sound)
+                return
+            }
+        }
+    }
+
+    private func handOver(_ sound: SampleQueue) {
+        condition.lock()
+        ended = true
+        handedOverSound = sound
+        free.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// The take's frames from the slot its encoder fell behind at: H.264 ultrafast at a high
+/// quality (see `Intermediate`), and the take's sound from where its file stops, in a
+/// fragmented file beside the take, locked while recorded (`dualcam finish` leaves it alone).
+final class IntermediateFile {
+    let path: String
+    let info: Intermediate
+    let encoders: OutputEncoders
+    let writer: MovWriter
+    private let lockFD: Int32
+
+    init(take: String, from slot: Int, takeSettings: VideoEncoderSettings, audio: AudioEncoder,
+         metadata: MovWriter.Metadata) throws(MediaError) {
+        path = Intermediate.path(for: take)
+        info = Intermediate(fromFrame: slot, settings: takeSettings)
+        let video = try VideoEncoder(settings: Intermediate.encoding(for: takeSettings))
+        encoders = OutputEncoders(video: video, audio: audio)
+        do { lockFD = try RecordingFile.create(path) } catch {
+            throw error.rawValue == EEXIST ? Self.leftOver(path, take: take) : .system(path: path, writing: true, errno: error)
+        }
+        var tagged = metadata
+        tagged.comment = info.tag
+        do {
+            writer = try MovWriter(path: path, descriptor: lockFD, encoders: encoders, metadata: tagged,
+                                   layout: .fragmented(seconds: RecordingFile.fragmentSeconds))
+        } catch {
+            unlink(path)
+            close(lockFD)
+            throw error
+        }
+    }
+
+    deinit { close(lockFD) }
+
+    /// An intermediate of an earlier take is there: it holds that take's end.
+    static func leftOver(_ path: String, take: String) -> MediaError {
+        .outputUnusable("\(path) is there already: the end of an earlier take of \(take), not yet encoded (dualcam finish "
+                        + "\(take) completes it; remove it to record anyway)")
+    }
+
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try encoders.encode(frame, index: index, into: writer) }
+    func write(sound: SampleQueue, final: Bool) throws(MediaError) { try encoders.encode(from: sound, final: final, into: writer) }
+
+    func finishWriting() throws(MediaError) {
+        try encoders.drain(into: writer)
+        try writer.finish()
+    }
+
+    func abandon() { writer.abandon() }
+
+    /// Once joined to the take: removed, if it is still the file written.
+    func remove() {
+        var mine = stat(), there = stat()
+        if fstat(lockFD, &mine) == 0, lstat(path, &there) == 0, mine.st_dev == there.st_dev, mine.st_ino == there.st_ino {
+            unlink(path)
+            DurableFile.syncFolder(of: path)
+        }
+    }
+}
