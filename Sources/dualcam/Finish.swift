@@ -62,8 +62,11 @@ struct Finish: ParsableCommand {
             line.update("encoding \(done)" + (total > 0 ? "/\(total)" : "") + " frames of \(rest)")
         }
         let r: MovFinalizer.Result
-        if info.fromFrame == 0 {
-            r = try MovFinalizer.finalize(intermediate: rest, info: info, into: destination, overwrite: output == nil || overwrite,
+        if info.fromFrame == 0 || Self.isEmptyTake(file) {
+            // A take killed before its own file held a fragment starts where the intermediate does.
+            var alone = info
+            alone.fromFrame = 0
+            r = try MovFinalizer.finalize(intermediate: rest, info: alone, into: destination, overwrite: output == nil || overwrite,
                                           holding: destination == file ? held : nil, progress: progress)
         } else {
             guard OutputPath.entry(file) != nil, try MovAtoms.isQuickTime(file), try MovAtoms.isFragmented(file) else {
@@ -78,6 +81,15 @@ struct Finish: ParsableCommand {
         print(String(format: "finished %@: %d frames (%.2f s), %d audio packets; the frames from %@ encoded and joined in %.1f s "
                      + "(it is removed)", destination, r.videoFrames, r.videoSeconds, r.audioPackets, rest, monotonicNow() - started))
         return true
+    }
+
+    /// A take's file as a kill before its first fragment leaves it: nothing, or the file type
+    /// alone (the index waits for the first fragment).
+    static func isEmptyTake(_ path: String) -> Bool {
+        guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        if st.st_size == 0 { return true }
+        guard let atoms = try? MovAtoms.topLevel(path) else { return false }
+        return atoms.allSatisfy { ["ftyp", "free", "wide"].contains($0.type) }
     }
 
     /// A take recorded with --iso and killed: its cameras' own files are fragmented too.

@@ -105,6 +105,49 @@ import Testing
         #expect(empty.status == 1 && empty.stderr.contains("stopped before the first frame was written"), "\(empty.stderr)")
     }
 
+    /// An intermediate (TAKE.intermediate.mov) holds the end of a take not yet encoded: a new
+    /// recording to TAKE refuses rather than lose it; finish refuses one dualcam did not make,
+    /// one that claims to continue a file that is no such take, and one whose pictures are not
+    /// what it says, each in one line with the file left as it was; a made-up one whose tag
+    /// holds is finished into an HEVC take and removed.
+    @Test(.timeLimit(.minutes(2)))
+    func anIntermediateIsNeverLostNorTakenOnItsWord() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let take = dir.path("t.mov"), rest = dir.path("t.intermediate.mov")
+        try makeClip(rest, ["-f", "lavfi", "-i", "testsrc=s=640x480:r=30:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        let before = try Data(contentsOf: URL(fileURLWithPath: rest))
+        let record = try dualcam(["record", "--back", Self.back, "--front", Self.front, "--duration", "1", "-o", take])
+        #expect(record.status == 1 && record.stderrLines.count == 1 && record.stderr.contains("dualcam finish \(take)"), "\(record.stderr)")
+        let untagged = try dualcam(["finish", take])
+        #expect(untagged.status == 1 && untagged.stderr.contains("no intermediate of a dualcam take"), "\(untagged.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: rest)) == before && !FileManager.default.fileExists(atPath: take))
+
+        let tag = "dualcam-intermediate from=%d encoder=libx265 preset=ultrafast crf=28 bitrate=0 fps=30 audio=160000"
+        try makeClip(rest, ["-f", "lavfi", "-i", "testsrc=s=640x480:r=30:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+                            "-metadata", "comment=" + String(format: tag, 30)])
+        _ = FileManager.default.createFile(atPath: take, contents: Data("not a take".utf8))
+        let notThatTake = try dualcam(["finish", take])
+        #expect(notThatTake.status == 1 && notThatTake.stderrLines.count == 1 && notThatTake.stderr.contains("nothing was changed"),
+                "\(notThatTake.stderr)")
+        #expect(try String(contentsOfFile: take, encoding: .utf8) == "not a take")
+
+        try FileManager.default.removeItem(atPath: take)
+        try makeClip(rest, ["-f", "lavfi", "-i", "testsrc=s=640x480:r=30:d=1", "-c:v", "libx264", "-pix_fmt", "yuv422p",
+                            "-metadata", "comment=" + String(format: tag, 0)])
+        let wrongPictures = try dualcam(["finish", take])
+        #expect(wrongPictures.status == 1 && wrongPictures.stderrLines.count == 1, "\(wrongPictures.stderr)")
+        #expect(FileManager.default.fileExists(atPath: rest) && !FileManager.default.fileExists(atPath: take))
+
+        try makeClip(rest, ["-f", "lavfi", "-i", "testsrc=s=640x480:r=30:d=1", "-f", "lavfi", "-i", "sine=r=48000:d=1",
+                            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-metadata", "comment=" + String(format: tag, 0)])
+        let made = try dualcam(["finish", take])
+        #expect(made.status == 0, "\(made.stderr)")
+        let video = try Probe(take).stream("video")
+        #expect(video?["codec_name"] as? String == "hevc" && video?["nb_frames"] as? String == "30", "\(String(describing: video))")
+        #expect(!FileManager.default.fileExists(atPath: rest))
+    }
+
     /// The sidecar --iso writes never replaces a file someone made at its name while the take
     /// ran (it did, silently); relayout reads no sidecar through a link (one led outside the
     /// take's folder and its startsSwapped was applied).

@@ -68,21 +68,43 @@ final class KeepingSink: Sink {
             return
         }
         sound.move(sound.count, to: soundWaiting)
-        if !soundHandedOver {
-            // The worker still encodes sound into the take's file: what comes meanwhile waits.
-            guard let held = final ? worker.waitForHandover() : worker.handedOver else { return }
-            soundWaiting.move(soundWaiting.count, to: held)
-            soundWaiting = held
-            soundHandedOver = true
-        }
-        try intermediate!.write(sound: soundWaiting, final: final)
+        soundEnded = soundEnded || final
+        // Until the worker hands the sound encoder over, what comes waits; the end of the
+        // sound waits for `finishWriting` rather than hold this thread.
+        if !soundHandedOver, let held = worker.handedOver { takeSound(held) }
+        if soundHandedOver && !soundEnded { try intermediate!.write(sound: soundWaiting, final: false) }
     }
 
+    /// Whether the last sound has come (it is encoded once the sound encoder is here).
+    private var soundEnded = false
+
+    /// The worker's unencoded samples, then what waited.
+    private func takeSound(_ held: SampleQueue) {
+        soundWaiting.move(soundWaiting.count, to: held)
+        soundWaiting = held
+        soundHandedOver = true
+    }
+
+    /// The worker stops after the frame it is encoding; what it had not begun comes back and
+    /// goes to the intermediate first, so the take's file ends at once, not after a backlog
+    /// its low priority would take long over on a busy machine.
     private func switchToIntermediate(at slot: Int) throws(MediaError) {
-        worker.detach()
-        intermediate = try IntermediateFile(take: file.path, from: slot, takeSettings: file.encoders.video.settings,
-                                            audio: file.encoders.audio, metadata: metadata)
-        onSwitch(slot)
+        let handedBack = worker.detach()
+        let from = handedBack.lazy.compactMap { item -> Int? in
+            if case let .picture(_, index) = item { return Int(index) }
+            return nil
+        }.first ?? slot
+        let opened = try IntermediateFile(take: file.path, from: from, takeSettings: file.encoders.video.settings,
+                                          audio: file.encoders.audio, metadata: metadata)
+        intermediate = opened
+        for item in handedBack {
+            switch item {
+            case let .picture(frame, index): try opened.write(frame: frame, index: index)
+            case let .sound(chunk, _): chunk.move(chunk.count, to: soundWaiting)
+            case .finish: break  // sent only once the queue is done, never before a switch
+            }
+        }
+        onSwitch(from)
     }
 
     /// The worker done (the take's file then ends where the intermediate begins), the
@@ -92,8 +114,10 @@ final class KeepingSink: Sink {
             try worker.finish()
             return
         }
-        _ = worker.waitForHandover()
+        if !soundHandedOver { takeSound(worker.waitForHandover()) }
+        worker.waitUntilDone()
         if let failure = worker.failure { throw failure }
+        try intermediate.write(sound: soundWaiting, final: true)
         try intermediate.finishWriting()
         try file.finishWriting(drained: true)
     }
@@ -111,11 +135,9 @@ final class KeepingSink: Sink {
 // Sendable: its queue, pool and state under `condition`; the file only touched by its thread
 // until that thread has ended.
 final class BackgroundEncoder: @unchecked Sendable {
-    private enum Item {
+    enum Item {
         case picture(EncoderFrame, Int64)
         case sound(SampleQueue, final: Bool)
-        /// Finish what is queued, empty the picture encoder into the file, hand the sound over.
-        case detach
         /// Finish what is queued and the file's writing.
         case finish
     }
@@ -124,6 +146,8 @@ final class BackgroundEncoder: @unchecked Sendable {
     private var free: [EncoderFrame] = []
     private var items: [Item] = []
     private var ended = false
+    /// Asked to stop after the item it is on, empty the picture encoder, hand the sound over.
+    private var detaching = false
     private(set) var failureHeld: MediaError?
     /// The sound encoder's unencoded samples, once the worker no longer uses it.
     private var handedOverSound: SampleQueue?
@@ -164,7 +188,16 @@ final class BackgroundEncoder: @unchecked Sendable {
         send(.sound(chunk, final: final))
     }
 
-    func detach() { send(.detach) }
+    /// Stops the worker after the item it is on and returns those it had not begun, in order.
+    func detach() -> [Item] {
+        condition.lock()
+        let rest = items
+        items.removeAll()
+        detaching = true
+        condition.signal()
+        condition.unlock()
+        return rest
+    }
 
     private func send(_ item: Item) {
         condition.lock()
@@ -185,6 +218,9 @@ final class BackgroundEncoder: @unchecked Sendable {
         while handedOverSound == nil { condition.wait() }
         return handedOverSound!
     }
+
+    /// Waits until the worker's thread has ended (after a detach: x265 emptied into the file).
+    func waitUntilDone() { thread?.join() }
 
     /// Finishes the file's writing on the worker and waits for it.
     func finish() throws(MediaError) {
@@ -207,8 +243,19 @@ final class BackgroundEncoder: @unchecked Sendable {
         let sound = SampleQueue()
         while true {
             condition.lock()
-            while items.isEmpty && !ended { condition.wait() }
+            while items.isEmpty && !ended && !detaching { condition.wait() }
             if ended { handedOverSound = sound; condition.broadcast(); condition.unlock(); return }
+            if detaching {
+                condition.unlock()
+                // The sound encoder first: emptying x265 at this priority on a busy machine
+                // takes seconds, and the intermediate's muxer holds its pictures until it has
+                // sound to put beside them.
+                handOver(sound)
+                do throws(MediaError) { try file.encoders.emptyVideo(into: file.writer) } catch {
+                    condition.lock(); failureHeld = failureHeld ?? error; condition.unlock()
+                }
+                return
+            }
             let item = items.removeFirst()
             condition.unlock()
             do throws(MediaError) {
@@ -219,10 +266,6 @@ final class BackgroundEncoder: @unchecked Sendable {
                 case let .sound(chunk, final):
                     chunk.move(chunk.count, to: sound)
                     try file.write(sound: sound, final: final)
-                case .detach:
-                    try file.encoders.emptyVideo(into: file.writer)
-                    handOver(sound)
-                    return
                 case .finish:
                     try file.finishWriting(drained: false)
                     handOver(sound)
