@@ -42,8 +42,12 @@ echo "bench: the AVX2 build's kernels exact"
 # the inset camera at its role's size saves less than a quarter of its decoding.
 .build/release/dualcam bench --mjpeg --frames 100
 
-# The live pipeline end to end: two 1080p30 files as cameras for 20 s, p99 within budget.
+# The live pipeline end to end: two 1080p30 files as cameras for 20 s, idle and beside two
+# busy processes: every frame kept and p99 within budget, both times.
 bash Benchmarks/record-latency.sh 20
+
+# compose against the ffmpeg CLI doing the same job: as fast (0.97x), as good, as lean.
+bash Benchmarks/compare-ffmpeg.sh 3
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
