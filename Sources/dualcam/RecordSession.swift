@@ -41,7 +41,7 @@ struct RecordSession {
         let observer = RecordReporter(quiet: reporting.quiet, showsStatus: reporting.showsLiveLine, window: window,
                                       speedCheck: checksSpeed && !reporting.quiet && encodes ? plan.video : nil,
                                       encode: plan.file == nil ? .live : plan.encode,
-                                      finishing: plan.file.map { "finishing \($0), please wait (killed now, it still plays as it is)" }
+                                      finishing: plan.file.map { "finishing \($0), please wait (killed now, nothing is lost: dualcam finish \($0) completes it)" }
                                           ?? "stopping, please wait")
         // Until the sources are open a stop signal ends the process at once: a source's open
         // may never return (a named pipe no one writes), and nothing has a name on disk yet.

@@ -53,7 +53,7 @@ public struct Intermediate: Sendable {
             let kv = word.split(separator: "=", maxSplits: 1)
             if kv.count == 2 { fields[String(kv[0])] = String(kv[1]) }
         }
-        let allowedEncoders = ["libx265", "libx264"]
+        let allowedEncoders = ["libx265", "libx264", "mpeg4"]
         let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
         guard let from = fields["from"].flatMap(Int.init), from >= 0, from < 100_000_000,
               let encoder = fields["encoder"], allowedEncoders.contains(encoder),
@@ -63,7 +63,8 @@ public struct Intermediate: Sendable {
               let fps = fields["fps"].flatMap(Int32.init), (1...240).contains(fps),
               let audio = fields["audio"].flatMap(Int.init), (8_000...1_000_000).contains(audio) else { return nil }
         var s = VideoEncoderSettings()
-        s.codec = encoder == "libx265" ? .hevc : .h264
+        s.codec = encoder == "libx264" ? .h264 : .hevc
+        s.encoder = encoder
         s.preset = preset
         s.crf = crf
         s.bitrate = bitrate > 0 ? bitrate : nil

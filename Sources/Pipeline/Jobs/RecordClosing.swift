@@ -93,7 +93,8 @@ extension Recorder {
             // as it stands on disk (every complete fragment plays).
             if !queue.isStuck { keeping?.abandon() }
             let kept = queue.isStuck ? file.path : file.keepAsItIs()
-            throw .cutShort(path: kept, seconds: seconds, reason: failure.description)
+            let rest = keeping?.intermediate.map { "; the rest of the take is in \($0.path), which dualcam finish \(kept) joins to it" }
+            throw .cutShort(path: kept, seconds: seconds, reason: failure.description + (rest ?? ""))
         }
         do throws(MediaError) {
             if let keeping { try keeping.finishWriting() } else { try file.finishWriting() }

@@ -147,7 +147,7 @@ package final class Recorder: Sendable {
                 let opened = try RecordingFile(path: path, overwrite: plan.overwrite, video: plan.video,
                                                metadata: plan.metadata, claim: claim)
                 (file, encoders, sink) = (opened, opened.encoders, opened)
-                if plan.encode != .live {
+                if encodeMode(near: path) != .live {
                     do {
                         keeping = try KeepingSink(file: opened, mode: plan.encode, metadata: plan.metadata) { [self] in noteIntermediate(from: $0) }
                     } catch {
@@ -179,6 +179,22 @@ package final class Recorder: Sendable {
             throw .media(error)
         }
     }
+
+    /// `--encode` as it can be carried out here: `auto` records live where the disk has room
+    /// for little of the intermediate (it takes several times what the take's own encoding
+    /// does), and says so; `after` was asked for, and is kept.
+    private func encodeMode(near path: String) -> EncodeMode {
+        guard plan.encode == .auto, let free = RecordingFile.freeBytes(near: path),
+              Double(free) < Self.intermediateBytesPerSecond * Self.intermediateRoomSeconds else { return plan.encode }
+        event(String(format: "only %.0f MB free: encoding live, with no intermediate to fall back on (frames are skipped if the "
+                     + "encoder cannot keep up)", Double(free) / 1e6))
+        return .live
+    }
+
+    /// What the intermediate takes, generously (1080p camera pictures at crf 17 took 3-6 MB/s),
+    /// and how much of it there must be room for before `auto` counts on it.
+    static let intermediateBytesPerSecond = 8e6
+    static let intermediateRoomSeconds = 120.0
 
     /// The line that says the take goes on in the intermediate.
     private func noteIntermediate(from slot: Int) {
