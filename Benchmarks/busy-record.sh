@@ -27,8 +27,8 @@ measure() {  # NAME FILE SUMMARY
 import sys; d=sys.stdin.buffer.read(); out=[]; dark=True
 for n in range(len(d)//64):
     m=sum(d[64*n:64*n+64])/64
-    if dark and m>128: out.append(round(n/30,3))
-    dark=m<64
+    if dark and m>200: out.append(round(n/30,3))
+    dark=m<180
 print(' '.join(map(str,out)))")
   beeps=$(ffmpeg -nostdin -v error -i "$2" -ac 1 -ar 48000 -f f32le - | python3 -c "
 import sys, array; a=array.array('f'); a.frombytes(sys.stdin.buffer.read()); out=[]; quiet=0

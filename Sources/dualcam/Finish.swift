@@ -10,8 +10,11 @@ struct Finish: ParsableCommand {
             A recording is written as a fragmented QuickTime file until it is stopped cleanly. \
             If dualcam was killed or the disk filled up, that file still plays; this makes it \
             the regular file (index first) a clean stop writes, by stream copy: nothing is \
-            re-encoded. A fragment cut short at the end is left out. FILE is replaced \
-            atomically unless -o is given.
+            re-encoded. A fragment cut short at the end is left out. When the take went on in \
+            FILE.intermediate.mov (the encoder could not keep up, or --encode after), the \
+            intermediate's frames are encoded as the take asked and joined to FILE's, its \
+            sound copied, and it is removed (kept with -o). FILE is replaced atomically \
+            unless -o is given.
             """)
 
     @Argument(help: "The fragmented recording.") var file: String
@@ -38,9 +41,14 @@ struct Finish: ParsableCommand {
 
     /// A take that went on in an intermediate (`--encode auto` or `after`) and was killed
     /// before the stop encoded it: its pictures encoded as the take asked and joined to FILE's
-    /// (FILE holds none with `after`), its sound copied; then it is removed. False when FILE
-    /// has no intermediate beside it.
+    /// (FILE holds none with `after`), its sound copied; then it is removed. Joined only to its
+    /// own take (the identity both carry); false when FILE has no intermediate beside it.
     private func finishWithIntermediate() throws -> Bool {
+        if case let .intermediate(info) = try? Intermediate.read(file) {
+            let take = Intermediate.take(of: file) ?? "its take"
+            throw Failure("\(file) is the intermediate of a take (its frames from \(info.fromFrame) on): dualcam finish \(take) "
+                          + "joins it to the take")
+        }
         let rest = Intermediate.path(for: file)
         guard let st = OutputPath.entry(rest) else { return false }
         guard (st.st_mode & S_IFMT) == S_IFREG else {
@@ -48,40 +56,78 @@ struct Finish: ParsableCommand {
         }
         let restLock = try RecordingLock.hold(rest)
         defer { if let restLock { close(restLock) } }
-        guard let info = try Intermediate.read(rest) else {
+        let info: Intermediate
+        switch try Intermediate.read(rest) {
+        case .none:
             throw Failure("\(rest) is no intermediate of a dualcam take (it has no tag saying what it continues): move it "
                           + "away to finish \(file)")
+        case let .unreadable(tag):
+            throw Failure("\(rest): its tag cannot be read (\(tag)): nothing was changed")
+        case let .intermediate(read): info = read
         }
-        let destination = output ?? file
-        if output != nil { try OutputPath.check(destination, overwrite: overwrite, inputs: [file, rest]) }
         let held = OutputPath.entry(file) != nil ? try RecordingLock.hold(file) : nil
         defer { if let held { close(held) } }
+        let (alone, missing) = try joinsAlone(info, rest: rest)
+        let destination = output ?? file
+        if output != nil { try OutputPath.check(destination, overwrite: overwrite, inputs: [file, rest]) }
         let started = monotonicNow()
         let line = TerminalLine.shared
         let progress: JoinProgress = { done, total in
             line.update("encoding \(done)" + (total > 0 ? "/\(total)" : "") + " frames of \(rest)")
         }
         let r: MovFinalizer.Result
-        if info.fromFrame == 0 || Self.isEmptyTake(file) {
-            // A take killed before its own file held a fragment starts where the intermediate does.
-            var alone = info
-            alone.fromFrame = 0
-            r = try MovFinalizer.finalize(intermediate: rest, info: alone, into: destination, overwrite: output == nil || overwrite,
+        if alone {
+            var whole = info
+            whole.fromFrame = 0
+            r = try MovFinalizer.finalize(intermediate: rest, info: whole, into: destination, overwrite: output == nil || overwrite,
                                           holding: destination == file ? held : nil, progress: progress)
         } else {
-            guard OutputPath.entry(file) != nil, try MovAtoms.isQuickTime(file), try MovAtoms.isFragmented(file) else {
-                throw Failure("\(rest) continues the take in \(file) after its first \(info.fromFrame) frames, but \(file) is not "
-                              + "that take (not a fragmented recording): nothing was changed")
-            }
             r = try MovFinalizer.finalize(file, into: destination, overwrite: output == nil || overwrite, holding: held,
                                           rest: (rest, info), progress: progress)
         }
         line.clear()
-        unlink(rest)
+        let removed = output != nil ? "it is kept, as FILE is" : unlink(rest) == 0 ? "it is removed"
+            : "it could not be removed: \(String(cString: strerror(errno)))"
+        let fps = Double(info.settings.framesPerSecond)
+        let lost = missing > 0 ? String(format: "; %d frame%@ (%.2f s) the kill left unwritten before the intermediate %@ missing",
+                                        missing, missing == 1 ? "" : "s", Double(missing) / fps, missing == 1 ? "is" : "are") : ""
         print(String(format: "finished %@: %d frames (%.2f s), %d audio packets; the frames from %@ encoded and joined in %.1f s "
-                     + "(it is removed)", destination, r.videoFrames, r.videoSeconds, r.audioPackets, rest, monotonicNow() - started))
+                     + "(%@)%@", destination, r.videoFrames, r.videoSeconds, r.audioPackets, rest, monotonicNow() - started, removed, lost))
         return true
     }
+
+    /// Whether the intermediate is finished alone (FILE holds none of the take: it is not
+    /// there, or was killed before its first fragment), or joined to FILE, which must then be
+    /// its take with no more frames than the intermediate starts at, and not many fewer (those
+    /// the encoder still held at a kill); and how many frames are missing before it. Anything
+    /// else is refused, nothing changed.
+    private func joinsAlone(_ info: Intermediate, rest: String) throws -> (alone: Bool, missing: Int) {
+        let empty = OutputPath.entry(file) == nil || Self.isEmptyTake(file)
+        let ours = !empty && Intermediate.takeID(of: file) == info.takeID
+        let elsewhere = "nothing was changed" + (output == nil ? " (dualcam finish \(file) -o NEW.mov makes its take from it alone)" : "")
+        if info.fromFrame == 0 || empty {
+            guard empty || ours || output != nil else {
+                throw Failure("\(rest) holds a whole take, and \(file) is not that take: \(elsewhere)")
+            }
+            return (true, info.fromFrame)
+        }
+        guard ours, try MovAtoms.isFragmented(file) else {
+            throw Failure("\(rest) continues a take at \(file) after its first \(info.fromFrame) frames, but \(file) is not "
+                          + "that take: \(elsewhere)")
+        }
+        // The take's own file may hold a few frames the intermediate starts with (their packets
+        // came out as it switched), or lack a few a kill left inside the encoder.
+        let frames = try MovFinalizer.videoPacketCount(file)
+        guard frames <= info.fromFrame + Self.framesAKillMayLose, info.fromFrame - frames <= Self.framesAKillMayLose else {
+            throw Failure("\(rest) continues \(file) after its first \(info.fromFrame) frames, but \(file) holds \(frames): "
+                          + "they do not fit together; nothing was changed")
+        }
+        return (false, max(0, info.fromFrame - frames))
+    }
+
+    /// Frames of the take's own file a kill may leave unwritten before its intermediate
+    /// begins: the worker's queue (20) and what x265 holds, with room to spare.
+    static let framesAKillMayLose = 120
 
     /// A take's file as a kill before its first fragment leaves it: nothing, or the file type
     /// alone (the index waits for the first fragment).

@@ -60,7 +60,7 @@ struct Record: ParsableCommand {
                                + "cannot, every frame goes to OUT.intermediate.mov, H.264, and the rest is encoded after the stop), "
                                + "live (as recorded; frames are skipped when the encoder cannot keep up), after (every frame to the "
                                + "intermediate, all encoded after the stop). The intermediate takes about 4 MB a second of disk "
-                               + "while it is written.", valueName: "auto|live|after"))
+                               + "while it is written. With --stream or -o none, the encoding is live.", valueName: "auto|live|after"))
     var encode: EncodeMode = .auto
     @OptionGroup var format: OutputFormatOptions
     @OptionGroup var layout: LayoutOptions

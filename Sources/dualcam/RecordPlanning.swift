@@ -33,6 +33,10 @@ extension Record {
         plan.video.size = plan.layout.canvas
         plan.overwrite = overwrite
         plan.encode = encodeMode
+        if encode == .auto && stream != nil && output != "none" {
+            plan.liveBecause = "with --stream the file is encoded live, as the stream is: if the encoder cannot keep up, frames "
+                + "are skipped in both (without --stream every frame would be kept)"
+        }
         plan.metadata = format.metadata(metadata)
         if let virtualCamera { plan.outputs.append(.virtualCamera(path: virtualCamera)) }
         if let stream { plan.outputs.append(.stream(url: stream)) }

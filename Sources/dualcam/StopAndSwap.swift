@@ -62,7 +62,10 @@ enum Interruption {
     /// From now on a further signal is answered with `message` instead of being taken as a
     /// new request: the file is being finished and stopping again would gain nothing.
     static func enterFinishing(message: String) {
-        let text = Array("dualcam: \(message)\n".utf8CString.dropLast())
+        // On a terminal the status line (the encoding's progress) is cleared first, or the
+        // message would be glued to its end.
+        let clear = TerminalLine.shared.enabled ? "\r\u{1B}[K" : ""
+        let text = Array("\(clear)dualcam: \(message)\n".utf8CString.dropLast())
         let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: text.count)
         _ = buffer.initialize(from: text)
         busyMessage = buffer

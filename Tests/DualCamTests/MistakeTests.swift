@@ -107,14 +107,16 @@ import Testing
 
     /// An intermediate (TAKE.intermediate.mov) holds the end of a take not yet encoded: a new
     /// recording to TAKE refuses rather than lose it; finish refuses one dualcam did not make,
-    /// one that claims to continue a file that is no such take, and one whose pictures are not
-    /// what it says, each in one line with the file left as it was; a made-up one whose tag
-    /// holds is finished into an HEVC take and removed.
+    /// one that claims to continue a file that is not its take (an attacking helper's whole
+    /// take, and a text file, were replaced by a crafted one), one whose pictures are not what
+    /// it says, and the intermediate itself given as the take, each in one line with every
+    /// file left as it was; a made-up one whose tag holds, with no take there, is finished
+    /// into an HEVC take and removed.
     @Test(.timeLimit(.minutes(2)))
     func anIntermediateIsNeverLostNorTakenOnItsWord() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let take = dir.path("t.mov"), rest = dir.path("t.intermediate.mov")
+        let take = dir.path("t.mov"), rest = dir.path("t.mov.intermediate.mov")
         try makeClip(rest, ["-f", "lavfi", "-i", "testsrc=s=640x480:r=30:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
         let before = try Data(contentsOf: URL(fileURLWithPath: rest))
         let record = try dualcam(["record", "--back", Self.back, "--front", Self.front, "--duration", "1", "-o", take])
@@ -123,14 +125,19 @@ import Testing
         #expect(untagged.status == 1 && untagged.stderr.contains("no intermediate of a dualcam take"), "\(untagged.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: rest)) == before && !FileManager.default.fileExists(atPath: take))
 
-        let tag = "dualcam-intermediate from=%d encoder=libx265 preset=ultrafast crf=28 bitrate=0 fps=30 audio=160000"
-        try makeClip(rest, ["-f", "lavfi", "-i", "testsrc=s=640x480:r=30:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p",
-                            "-metadata", "comment=" + String(format: tag, 30)])
-        _ = FileManager.default.createFile(atPath: take, contents: Data("not a take".utf8))
-        let notThatTake = try dualcam(["finish", take])
-        #expect(notThatTake.status == 1 && notThatTake.stderrLines.count == 1 && notThatTake.stderr.contains("nothing was changed"),
-                "\(notThatTake.stderr)")
-        #expect(try String(contentsOfFile: take, encoding: .utf8) == "not a take")
+        let tag = "dualcam-intermediate take=0123abcd from=%d encoder=libx265 preset=ultrafast crf=28 bitrate=0 fps=30 audio=160000"
+        for (from, mine) in [(30, "not a take"), (0, "my thesis, only copy")] {
+            try makeClip(rest, ["-f", "lavfi", "-i", "testsrc=s=640x480:r=30:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+                                "-metadata", "comment=" + String(format: tag, from)])
+            _ = FileManager.default.createFile(atPath: take, contents: Data(mine.utf8))
+            let notThatTake = try dualcam(["finish", take])
+            #expect(notThatTake.status == 1 && notThatTake.stderrLines.count == 1 && notThatTake.stderr.contains("nothing was changed"),
+                    "\(notThatTake.stderr)")
+            #expect(try String(contentsOfFile: take, encoding: .utf8) == mine && FileManager.default.fileExists(atPath: rest))
+        }
+        let itself = try dualcam(["finish", rest])
+        #expect(itself.status == 1 && itself.stderr.contains("is the intermediate of a take") && itself.stderr.contains("finish \(take)"),
+                "\(itself.stderr)")
 
         try FileManager.default.removeItem(atPath: take)
         try makeClip(rest, ["-f", "lavfi", "-i", "testsrc=s=640x480:r=30:d=1", "-c:v", "libx264", "-pix_fmt", "yuv422p",

@@ -203,6 +203,22 @@ import Testing
         #expect(blueFrom.map { abs($0 - 30) <= 1 } == true, "blue from frame \(String(describing: blueFrom))")
     }
 
+    /// 3.5 s of red, then 3 s of blue, 640x360 at 30 fps.
+    static func redThenBlue(in dir: TempDir) throws -> String {
+        let path = dir.path("red-then-blue.mkv")
+        try makeClip(path, ["-f", "lavfi", "-i", "color=red:s=640x360:r=30:d=3.5[a];color=blue:s=640x360:r=30:d=3[b];[a][b]concat=n=2:v=1:a=0",
+                            "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        return path
+    }
+
+    /// The first frame of `out` whose top-left corner is blue.
+    static func firstBlueFrame(_ out: String) throws -> Int? {
+        try Decode.thumbnails(out, onGridOf: 30).firstIndex { t in
+            let c = meanRGB(t, width: 8, x: 0, y: 0, w: 8, h: 8)
+            return c.2 > 160 && c.0 < 90
+        }
+    }
+
     /// With `--encode live`, an encoder that cannot keep up (x265 "slower" at 1080p: about 9 fps
     /// here) must not bend time: once it is behind by a second of slots, slots are skipped (the picture before
     /// holds longer), so a change at 3.5 s shows at 3.5 s or later, never earlier, and the
@@ -210,9 +226,7 @@ import Testing
     @Test func anEncoderSlowerThanRealTimeSkipsFramesButKeepsTime() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let out = dir.path("behind.mov"), late = dir.path("red-then-blue.mkv")
-        try makeClip(late, ["-f", "lavfi", "-i", "color=red:s=640x360:r=30:d=3.5[a];color=blue:s=640x360:r=30:d=3[b];[a][b]concat=n=2:v=1:a=0",
-                            "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        let out = dir.path("behind.mov"), late = try Self.redThenBlue(in: dir)
         let r = try dualcam(["record", "--back", late, "--front", Self.back, "--duration", "5", "--preset", "slower",
                              "--skip-speed-check", "--encode", "live", "--json", "-o", out])
         try #require(r.status == 0, "\(r.stderr)")
@@ -227,10 +241,7 @@ import Testing
         let duration = try #require(Probe.number(video["duration"]))
         #expect(abs(duration - 5) <= 1.0 / 30)
         #expect(abs((Probe.number(p.stream("audio")?["duration"]) ?? 0) - duration) <= 0.05)
-        let blueFrom = try Decode.thumbnails(out, onGridOf: 30).firstIndex { t in
-            let c = meanRGB(t, width: 8, x: 0, y: 0, w: 8, h: 8)
-            return c.2 > 160 && c.0 < 90
-        }
+        let blueFrom = try Self.firstBlueFrame(out)
         let first = try #require(blueFrom, "the change at 3.5 s never showed")
         #expect(first >= 104, "the 3.5 s change shows at frame \(first): early")
     }
@@ -241,9 +252,7 @@ import Testing
     @Test func anEncoderSlowerThanRealTimeKeepsEveryFrameByDefault() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let out = dir.path("kept.mov"), late = dir.path("red-then-blue.mkv")
-        try makeClip(late, ["-f", "lavfi", "-i", "color=red:s=640x360:r=30:d=3.5[a];color=blue:s=640x360:r=30:d=3[b];[a][b]concat=n=2:v=1:a=0",
-                            "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        let out = dir.path("kept.mov"), late = try Self.redThenBlue(in: dir)
         let r = try dualcam(["record", "--back", late, "--front", Self.back, "--duration", "5", "--preset", "slower",
                              "--skip-speed-check", "--json", "-o", out])
         try #require(r.status == 0, "\(r.stderr)")
@@ -251,18 +260,15 @@ import Testing
         #expect(summary["frames"] as? Int == 150 && summary["encoderSkippedFrames"] as? Int == 0, "\(summary)")
         #expect(summary["encode"] as? String == "auto")
         #expect((summary["framesEncodedAfterStop"] as? Int ?? 0) > 0, "the encoder kept up: nothing here was tested \(summary)")
-        #expect(r.stderr.contains("the take goes on in kept.intermediate.mov"), "\(r.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: dir.path("kept.intermediate.mov")))
+        #expect(r.stderr.contains("the take goes on in kept.mov.intermediate.mov"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path("kept.mov.intermediate.mov")))
         let p = try Probe(out)
         let video = try #require(p.stream("video"))
         #expect(Int(video["nb_frames"] as? String ?? "") == 150, "\(video)")
         #expect(video["codec_name"] as? String == "hevc")
         try Probe.expectPicturesOnTheirSlots(out)
         #expect(abs((Probe.number(p.stream("audio")?["duration"]) ?? 0) - 5) <= 0.05)
-        let blueFrom = try Decode.thumbnails(out, onGridOf: 30).firstIndex { t in
-            let c = meanRGB(t, width: 8, x: 0, y: 0, w: 8, h: 8)
-            return c.2 > 160 && c.0 < 90
-        }
+        let blueFrom = try Self.firstBlueFrame(out)
         #expect(blueFrom == 105, "the 3.5 s change shows at frame \(String(describing: blueFrom))")
     }
 

@@ -237,6 +237,7 @@ public final class OutputEncoders {
     public func encode(_ frame: EncoderFrame, index: Int64,
                        deliver: (UnsafeMutablePointer<AVPacket>, Bool) throws(MediaError) -> Void) throws(MediaError) {
         try video.send(frame.frame.pointer, frameIndex: index) { (p) throws(MediaError) in
+            lastPictureOut = max(lastPictureOut, p.pointee.pts)
             packetTap?(p, true)
             try deliver(p, true)
         }
@@ -254,20 +255,15 @@ public final class OutputEncoders {
     /// Samples of sound encoded so far.
     public var soundSamplesSent: Int64 { audio.samplesSent }
 
+    /// The index of the last picture whose packet has come out of the video encoder (-1
+    /// before the first): those after it are still inside it.
+    public private(set) var lastPictureOut: Int64 = -1
+
     /// Hands over what both encoders still hold (the video encoder's lookahead, the last AAC
     /// frame): after the last picture and sound, before the muxer's `finish`.
     public func drain(into writer: MovWriter) throws(MediaError) {
         try drain { (p, isVideo) throws(MediaError) in
             if isVideo { try writer.writeVideo(p) } else { try writer.writeAudio(p) }
-        }
-    }
-
-    /// Hands over what the picture encoder still holds, and closes it: the sound encoder goes
-    /// on, elsewhere (an intermediate).
-    public func emptyVideo(into writer: MovWriter) throws(MediaError) {
-        try video.encode(nil) { (p) throws(MediaError) in
-            packetTap?(p, true)
-            try writer.writeVideo(p)
         }
     }
 

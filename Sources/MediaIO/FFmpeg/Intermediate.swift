@@ -4,7 +4,9 @@ import Foundation
 /// The intermediate a recording falls back to when its encoder cannot keep up: every frame
 /// from slot `fromFrame` on, encoded fast (H.264 ultrafast at a high quality), and the sound
 /// from where the take's file stops, in a fragmented file beside the take
-/// (`TAKE.intermediate.mov`). After the stop (or, after a kill, `dualcam finish TAKE.mov`)
+/// (`TAKE.intermediate.mov`, TAKE the take's whole name: take.mov and take.mp4 never share
+/// one). Both files carry the take's identity (`takeID`) in their comment tag, so that an
+/// intermediate is only ever joined to its own take. After the stop (or, after a kill, `dualcam finish TAKE.mov`)
 /// its pictures are encoded as the take asked and joined to the take's file, its sound
 /// copied; then it is removed.
 public struct Intermediate: Sendable {
@@ -12,15 +14,39 @@ public struct Intermediate: Sendable {
     public var fromFrame: Int
     /// The take's own encoding, which its pictures are given when joined.
     public var settings: VideoEncoderSettings
+    /// The take it continues, as the take's file names itself (`takeTag`).
+    public var takeID: String
 
-    public init(fromFrame: Int, settings: VideoEncoderSettings) {
+    public init(fromFrame: Int, settings: VideoEncoderSettings, takeID: String) {
         self.fromFrame = fromFrame
         self.settings = settings
+        self.takeID = takeID
     }
 
+    static let suffix = ".intermediate.mov"
+
     /// Beside the take, named for it: TAKE.intermediate.mov.
-    public static func path(for take: String) -> String {
-        ((take as NSString).deletingPathExtension) + ".intermediate.mov"
+    public static func path(for take: String) -> String { take + suffix }
+
+    /// The take an intermediate named as `path(for:)` names it belongs to; nil for another name.
+    public static func take(of path: String) -> String? {
+        path.hasSuffix(suffix) && path.count > suffix.count ? String(path.dropLast(suffix.count)) : nil
+    }
+
+    /// A new take's identity.
+    public static func newTakeID() -> String { UUID().uuidString.lowercased() }
+
+    /// What a take's file says of itself in its comment tag while it is recorded.
+    public static func takeTag(_ id: String) -> String { "dualcam-take id=\(id)" }
+
+    /// The identity a file's comment tag gives it as a take; nil when it gives none.
+    public static func takeID(of path: String) -> String? {
+        guard let input = try? InputContext(path: path),
+              let entry = av_dict_get(input.pointer.pointee.metadata, "comment", nil, 0), let value = entry.pointee.value
+        else { return nil }
+        let words = String(cString: value).split(separator: " ")
+        guard words.count == 2, words[0] == "dualcam-take", words[1].hasPrefix("id=") else { return nil }
+        return String(words[1].dropFirst(3))
     }
 
     /// How it is encoded: fast enough on a busy two-core machine (12 ms a 1080p frame on one
@@ -40,7 +66,7 @@ public struct Intermediate: Sendable {
 
     /// What the file says of itself, in its comment tag.
     public var tag: String {
-        "dualcam-intermediate from=\(fromFrame) encoder=\(settings.encoder) preset=\(settings.preset) crf=\(settings.crf) "
+        "dualcam-intermediate take=\(takeID) from=\(fromFrame) encoder=\(settings.encoder) preset=\(settings.preset) crf=\(settings.crf) "
             + "bitrate=\(settings.bitrate ?? 0) fps=\(settings.framesPerSecond) audio=\(settings.audioBitrate)"
     }
 
@@ -55,7 +81,9 @@ public struct Intermediate: Sendable {
         }
         let allowedEncoders = ["libx265", "libx264", "mpeg4"]
         let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
-        guard let from = fields["from"].flatMap(Int.init), from >= 0, from < 100_000_000,
+        guard let take = fields["take"], (1...64).contains(take.count),
+              take.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == "-") }),
+              let from = fields["from"].flatMap(Int.init), from >= 0, from < 100_000_000,
               let encoder = fields["encoder"], allowedEncoders.contains(encoder),
               let preset = fields["preset"], presets.contains(preset),
               let crf = fields["crf"].flatMap(Int.init), (0...51).contains(crf),
@@ -72,14 +100,25 @@ public struct Intermediate: Sendable {
         s.audioBitrate = audio
         s.inOrder = true
         s.wavefront = false
-        self.init(fromFrame: from, settings: s)
+        self.init(fromFrame: from, settings: s, takeID: take)
     }
 
-    /// The intermediate described by the file at `path`; nil when it is none (no tag).
-    public static func read(_ path: String) throws(MediaError) -> Intermediate? {
+    /// What a file's comment tag says it is.
+    public enum Reading: Sendable {
+        /// No intermediate's tag.
+        case none
+        /// A tag that begins as an intermediate's but does not hold (`text`).
+        case unreadable(String)
+        case intermediate(Intermediate)
+    }
+
+    /// What the file at `path` is, as its tag says.
+    public static func read(_ path: String) throws(MediaError) -> Reading {
         let input = try InputContext(path: path)
         guard let entry = av_dict_get(input.pointer.pointee.metadata, "comment", nil, 0),
-              let value = entry.pointee.value else { return nil }
-        return Intermediate(tag: String(cString: value))
+              let value = entry.pointee.value else { return .none }
+        let text = String(cString: value)
+        guard text.hasPrefix("dualcam-intermediate") else { return .none }
+        return Intermediate(tag: text).map { .intermediate($0) } ?? .unreadable(String(text.prefix(200)))
     }
 }

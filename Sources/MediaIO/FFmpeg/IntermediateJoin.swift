@@ -102,7 +102,8 @@ final class IntermediateJoin {
             progress?(framesWritten, max(total, framesWritten))
         }
         try encoder.encode(nil) { (p) throws(MediaError) in try self.writePicture(p, into: output, stream: video) }
-        if let audio { try copySound(until: .infinity, into: output, stream: audio) }
+        // The sound that goes with the last picture; none a crafted file places far beyond.
+        if let audio { try copySound(until: Double(endSlot) / fps + 0.5, into: output, stream: audio) }
     }
 
     private func writePicture(_ p: UnsafeMutablePointer<AVPacket>, into output: RemuxOutput,
@@ -137,6 +138,8 @@ final class IntermediateJoin {
             guard at < end else { return }
             packetWaiting = false
             defer { packet.unref() }
+            // Before the take's start there is only the AAC encoder's priming (21 ms).
+            guard at > -0.05 else { continue }
             let pts = Int64((at / av_q2d(outBase)).rounded())
             // A packet that would overlap the take's own sound (or a crafted file's
             // disorder) is left out: the muxer takes only increasing times.
@@ -150,6 +153,12 @@ final class IntermediateJoin {
             try output.write(p)
             soundPacketsWritten += 1
         }
+    }
+
+    /// Where the take's own pictures end, in seconds: a picture the intermediate holds too
+    /// (the encoder handed out its packet as the take switched) is left out of the join.
+    func picturesContinue(after seconds: Double) {
+        lastSlot = max(lastSlot, Int((seconds * fps).rounded()) - 1)
     }
 
     /// Where the take's own sound ended, in `stream`'s time base: the intermediate's never

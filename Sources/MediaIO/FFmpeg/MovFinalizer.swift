@@ -56,6 +56,7 @@ public enum MovFinalizer {
             if let audioOut, result.lastAudioDTS != .min {
                 join.soundContinues(after: av_rescale_q(result.lastAudioDTS, result.audioTimeBase, audioOut.pointee.time_base))
             }
+            if result.result.videoFrames > 0 { join.picturesContinue(after: result.result.videoSeconds) }
             try join.write(into: output, video: videoOut, audio: audioOut, progress: progress)
             result.result.videoFrames += join.framesWritten
             result.result.audioPackets += join.soundPacketsWritten
@@ -66,6 +67,20 @@ public enum MovFinalizer {
         }
         try output.finish()
         return result.result
+    }
+
+    /// Complete video packets in `path` (up to where a killed recording was cut).
+    public static func videoPacketCount(_ path: String) throws(MediaError) -> Int {
+        let input = try InputContext(path: path)
+        let packet = Packet()
+        var count = 0
+        while av_read_frame(input.pointer, packet.pointer) >= 0 {
+            defer { packet.unref() }
+            let p = packet.pointer.pointee
+            if input.stream(p.stream_index).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO, p.size > 0,
+               p.flags & AV_PKT_FLAG_CORRUPT == 0 { count += 1 }
+        }
+        return count
     }
 
     /// Whether `path` holds a complete video packet.

@@ -148,6 +148,14 @@ public final class MovWriter {
         }
     }
 
+    /// Writes out what the muxer holds (its interleaving queue and the fragment being built)
+    /// and puts it on disk: a fragmented file the take stops writing to is whole at once.
+    public func flushFragment() throws(MediaError) {
+        try check(av_interleaved_write_frame(context, nil)) { .cannotWrite(path: path, reason: $0) }
+        try check(av_write_frame(context, nil)) { .cannotWrite(path: path, reason: $0) }
+        try syncToDisk()
+    }
+
     /// Writes the index and closes the file (after the encoders' `drain`).
     public func finish() throws(MediaError) {
         try check(av_write_trailer(context)) { .cannotWrite(path: path, reason: $0) }

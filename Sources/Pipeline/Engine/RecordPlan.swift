@@ -30,6 +30,8 @@ package struct RecordPlan: Sendable {
     /// When the file's pictures are encoded: as recorded, or (to keep every frame on a
     /// machine too busy for that) after the stop from an intermediate.
     package var encode = EncodeMode.auto
+    /// Why the file is encoded live although every frame was to be kept (a stream), if so.
+    package var liveBecause: String?
     package var overwrite = false
     package var metadata = MovWriter.Metadata()
     /// Camera controls to set when each camera opens (`--control back:brightness=200`).

@@ -93,30 +93,58 @@ extension Recorder {
             // as it stands on disk (every complete fragment plays).
             if !queue.isStuck { keeping?.abandon() }
             let kept = queue.isStuck ? file.path : file.keepAsItIs()
-            let rest = keeping?.intermediate.map { "; the rest of the take is in \($0.path), which dualcam finish \(kept) joins to it" }
-            throw .cutShort(path: kept, seconds: seconds, reason: failure.description + (rest ?? ""))
+            throw .cutShort(path: kept, seconds: seconds, reason: failure.description + restNote(keeping, joinedBy: kept))
         }
         do throws(MediaError) {
             if let keeping { try keeping.finishWriting() } else { try file.finishWriting() }
         } catch {
             keeping?.abandon()
-            throw .notFinalized(path: file.keepAsItIs(), seconds: seconds, reason: error.description)
+            let kept = file.keepAsItIs()
+            throw .notFinalized(path: kept, seconds: seconds, reason: error.description + restNote(keeping, joinedBy: kept))
         }
-        guard file.isAtItsName else {
-            let kept = file.rescueIfLost().map { "kept, a fragmented file, at \($0) (dualcam finish makes it regular)" }
-                ?? "left as they are, a fragmented file, wherever it was moved"
-            throw .media(.cannotWrite(path: file.path, reason: String(format: "it was moved or replaced while recording; "
-                + "the %.1f s recorded were %@", seconds, kept)))
-        }
+        guard file.isAtItsName else { throw lostName(file, keeping: keeping, seconds: seconds) }
         let rest = keeping?.intermediate
+        if let rest, !rest.isAtItsName {
+            let at = Double(rest.info.fromFrame) / Double(clock.fps)
+            throw .notFinalized(path: file.keepAsItIs(), seconds: seconds, reason: String(
+                format: "%@, which held the take from %.1f s on, was moved or removed while recording; the file holds the %.1f s "
+                + "before it", rest.path, at, at))
+        }
         let started = monotonicNow()
         do throws(MediaError) {
             _ = try file.finalize(rest: rest) { [observer] done, total in
                 observer.encodingAfterStop(done: done, total: total, seconds: monotonicNow() - started)
             }
         } catch {
-            throw .notFinalized(path: file.keepAsItIs(), seconds: seconds, reason: error.description)
+            let kept = file.keepAsItIs()
+            throw .notFinalized(path: kept, seconds: seconds, reason: error.description + restNote(keeping, joinedBy: kept))
         }
+    }
+
+    /// Where the rest of a take that went on in an intermediate is, for a line about a take
+    /// left unfinished at `kept`.
+    private func restNote(_ keeping: KeepingSink?, joinedBy kept: String) -> String {
+        guard let rest = keeping?.intermediate, rest.isAtItsName else { return "" }
+        return String(format: "; the take from %.1f s on is in %@, which dualcam finish %@ joins to it",
+                      Double(rest.info.fromFrame) / plan.framesPerSecond, rest.path, kept)
+    }
+
+    /// The take's name was taken from it while recording (moved, removed, replaced): what was
+    /// kept, and where. A rescued take takes its intermediate along, named for it.
+    private func lostName(_ file: RecordingFile, keeping: KeepingSink?, seconds: Double) -> RecordError {
+        guard let rescued = file.rescueIfLost() else {
+            return .media(.cannotWrite(path: file.path, reason: String(format: "it was moved or replaced while recording; the %.1f s "
+                + "recorded were left as they are, a fragmented file, wherever it was moved", seconds) + restNote(keeping, joinedBy: file.path)))
+        }
+        var kept = "kept, a fragmented file, at \(rescued) (dualcam finish \(rescued) makes it regular)"
+        if let rest = keeping?.intermediate, rest.isAtItsName {
+            let beside = Intermediate.path(for: rescued)
+            kept = OwnFile.move(rest.path, toFree: beside)
+                ? "kept, a fragmented file, at \(rescued), the rest in \(beside) (dualcam finish \(rescued) joins them)"
+                : kept + restNote(keeping, joinedBy: rescued)
+        }
+        return .media(.cannotWrite(path: file.path, reason: String(format: "it was moved or replaced while recording; the %.1f s "
+            + "recorded were %@", seconds, kept)))
     }
 
     private func summary(_ loop: RecordLoop) -> RecordSummary {

@@ -144,18 +144,26 @@ package final class Recorder: Sendable {
         var sink: any Sink
         do throws(MediaError) {
             if let path = plan.file {
+                // The take names itself while it is recorded: its intermediate carries the same
+                // name, and is never joined to another file.
+                let takeID = Intermediate.newTakeID()
+                var named = plan.metadata
+                named.comment = Intermediate.takeTag(takeID)
                 let opened = try RecordingFile(path: path, overwrite: plan.overwrite, video: plan.video,
-                                               metadata: plan.metadata, claim: claim)
+                                               metadata: named, claim: claim)
                 (file, encoders, sink) = (opened, opened.encoders, opened)
                 if encodeMode(near: path) != .live {
                     do {
-                        keeping = try KeepingSink(file: opened, mode: plan.encode, metadata: plan.metadata) { [self] in noteIntermediate(from: $0) }
+                        keeping = try KeepingSink(file: opened, mode: plan.encode, metadata: plan.metadata, takeID: takeID) { [self] in
+                            noteIntermediate(from: $0)
+                        }
                     } catch {
                         opened.remove()
                         throw error
                     }
                     sink = keeping!
                 }
+                if let why = plan.liveBecause { event(why) }
                 warnIfShortOfSpace(path)
             } else if plan.outputs.contains(where: \.needsEncoding) {
                 var settings = plan.video
@@ -210,7 +218,7 @@ package final class Recorder: Sendable {
     }
 
     private func warnIfShortOfSpace(_ path: String) {
-        let bytesPerSecond = Self.expectedBytesPerSecond(plan.video)
+        let bytesPerSecond = plan.encode == .after ? Self.intermediateBytesPerSecond : Self.expectedBytesPerSecond(plan.video)
         guard let free = RecordingFile.freeBytes(near: path),
               Double(free) < bytesPerSecond * Self.warnBelowSeconds else { return }
         event(String(format: "warning: %.0f MB free for %@: about %.0f minutes at the expected %.1f MB/s "

@@ -32,13 +32,17 @@ final class KeepingSink: Sink {
     private var soundHandedOver = false
     private var samplesAccepted: Int64 = 0
     private let metadata: MovWriter.Metadata
+    /// The take's identity, in its file's tag and the intermediate's.
+    private let takeID: String
     /// Told the slot the intermediate starts at.
     private let onSwitch: (Int) -> Void
 
-    init(file: RecordingFile, mode: EncodeMode, metadata: MovWriter.Metadata, onSwitch: @escaping (Int) -> Void) throws(MediaError) {
+    init(file: RecordingFile, mode: EncodeMode, metadata: MovWriter.Metadata, takeID: String,
+         onSwitch: @escaping (Int) -> Void) throws(MediaError) {
         self.file = file
         self.mode = mode
         self.metadata = metadata
+        self.takeID = takeID
         self.onSwitch = onSwitch
         worker = try BackgroundEncoder(file: file, depth: mode == .after ? 0 : Self.depth)
     }
@@ -94,7 +98,7 @@ final class KeepingSink: Sink {
             if case let .picture(_, index) = item { return Int(index) }
             return nil
         }.first ?? slot
-        let opened = try IntermediateFile(take: file.path, from: from, takeSettings: file.encoders.video.settings,
+        let opened = try IntermediateFile(take: file.path, takeID: takeID, from: from, takeSettings: file.encoders.video.settings,
                                           audio: file.encoders.audio, metadata: metadata)
         intermediate = opened
         for item in handedBack {
@@ -188,16 +192,32 @@ final class BackgroundEncoder: @unchecked Sendable {
         send(.sound(chunk, final: final))
     }
 
-    /// Stops the worker after the item it is on and returns those it had not begun, in order.
+    /// Stops the worker and returns, at once, the pictures inside the encoder (sent, no packet
+    /// out yet, the one being sent included) and the items it had not begun, in order: they go
+    /// to the intermediate rather than wait for an encoder this slow to empty. The sound
+    /// encoder is handed over with them (`handedOver`). The worker writes out what came out
+    /// of the encoder meanwhile, then ends: the file may hold a frame or two the intermediate
+    /// holds too, which the join leaves out.
     func detach() -> [Item] {
         condition.lock()
         let rest = items
         items.removeAll()
         detaching = true
-        condition.signal()
+        while encodingSound { condition.wait() }
+        let inside = inFlight.map { Item.picture($0.frame, $0.index) }
+        inFlight.removeAll()
+        if handedOverSound == nil { handedOverSound = sound }
+        condition.broadcast()
         condition.unlock()
-        return rest
+        return inside + rest
     }
+
+    /// Pictures sent to the encoder whose packets have not come out, oldest first.
+    private var inFlight: [(frame: EncoderFrame, index: Int64)] = []
+    /// The sound encoder's samples not yet encoded; the worker's until handed over.
+    private let sound = SampleQueue()
+    /// The worker is in the sound encoder (the handover waits for it).
+    private var encodingSound = false
 
     private func send(_ item: Item) {
         condition.lock()
@@ -240,51 +260,60 @@ final class BackgroundEncoder: @unchecked Sendable {
     }
 
     private func run() {
-        let sound = SampleQueue()
         while true {
             condition.lock()
             while items.isEmpty && !ended && !detaching { condition.wait() }
-            if ended { handedOverSound = sound; condition.broadcast(); condition.unlock(); return }
-            if detaching {
+            if ended || detaching {
+                let flush = detaching && !ended
                 condition.unlock()
-                // The sound encoder first: emptying x265 at this priority on a busy machine
-                // takes seconds, and the intermediate's muxer holds its pictures until it has
-                // sound to put beside them.
-                handOver(sound)
-                do throws(MediaError) { try file.encoders.emptyVideo(into: file.writer) } catch {
-                    condition.lock(); failureHeld = failureHeld ?? error; condition.unlock()
+                // What came out of the encoder goes on disk at once: the file ends there.
+                if flush {
+                    do throws(MediaError) { try file.writer.flushFragment() } catch { fail(error) }
                 }
+                handOver()
                 return
             }
             let item = items.removeFirst()
+            if case .picture(let frame, let index) = item { inFlight.append((frame, index)) }
+            if case .sound = item { encodingSound = true }
             condition.unlock()
             do throws(MediaError) {
                 switch item {
                 case let .picture(frame, index):
                     try file.write(frame: frame, index: index)
-                    condition.lock(); free.append(frame); condition.unlock()
+                    let out = file.encoders.lastPictureOut
+                    condition.lock()
+                    // After a detach the pictures inside the encoder are the intermediate's.
+                    while !detaching, let first = inFlight.first, first.index <= out { free.append(inFlight.removeFirst().frame) }
+                    condition.unlock()
                 case let .sound(chunk, final):
+                    defer { condition.lock(); encodingSound = false; condition.broadcast(); condition.unlock() }
                     chunk.move(chunk.count, to: sound)
                     try file.write(sound: sound, final: final)
                 case .finish:
                     try file.finishWriting(drained: false)
-                    handOver(sound)
+                    handOver()
                     return
                 }
             } catch {
-                condition.lock()
-                failureHeld = failureHeld ?? error
-                condition.unlock()
-                handOver(sound)
+                fail(error)
+                handOver()
                 return
             }
         }
     }
 
-    private func handOver(_ sound: SampleQueue) {
+    private func fail(_ error: MediaError) {
+        condition.lock()
+        failureHeld = failureHeld ?? error
+        condition.unlock()
+    }
+
+    /// The worker is done: the sound (if not handed over already) and its end are known.
+    private func handOver() {
         condition.lock()
         ended = true
-        handedOverSound = sound
+        if handedOverSound == nil { handedOverSound = sound }
         free.removeAll()
         condition.broadcast()
         condition.unlock()
@@ -301,10 +330,10 @@ final class IntermediateFile {
     let writer: MovWriter
     private let lockFD: Int32
 
-    init(take: String, from slot: Int, takeSettings: VideoEncoderSettings, audio: AudioEncoder,
+    init(take: String, takeID: String, from slot: Int, takeSettings: VideoEncoderSettings, audio: AudioEncoder,
          metadata: MovWriter.Metadata) throws(MediaError) {
         path = Intermediate.path(for: take)
-        info = Intermediate(fromFrame: slot, settings: takeSettings)
+        info = Intermediate(fromFrame: slot, settings: takeSettings, takeID: takeID)
         let video = try VideoEncoder(settings: Intermediate.encoding(for: takeSettings))
         encoders = OutputEncoders(video: video, audio: audio)
         do { lockFD = try RecordingFile.create(path) } catch {
@@ -326,8 +355,12 @@ final class IntermediateFile {
 
     /// An intermediate of an earlier take is there: it holds that take's end.
     static func leftOver(_ path: String, take: String) -> MediaError {
-        .outputUnusable("\(path) is there already: the end of an earlier take of \(take), not yet encoded (dualcam finish "
-                        + "\(take) completes it; remove it to record anyway)")
+        if let st = OutputPath.entry(path), (st.st_mode & S_IFMT) != S_IFREG {
+            return .outputUnusable("\(path) is in the way (it is not a regular file): a take of \(take) may need that name "
+                                   + "for its intermediate; move it to record")
+        }
+        return .outputUnusable("\(path) is there already: the end of an earlier take of \(take), not yet encoded (dualcam "
+                               + "finish \(take) completes it; remove it to record anyway)")
     }
 
     func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try encoders.encode(frame, index: index, into: writer) }
@@ -340,12 +373,16 @@ final class IntermediateFile {
 
     func abandon() { writer.abandon() }
 
+    /// Whether `path` (not followed if a link) is still the file written.
+    var isAtItsName: Bool {
+        var mine = stat(), there = stat()
+        return fstat(lockFD, &mine) == 0 && lstat(path, &there) == 0 && mine.st_dev == there.st_dev && mine.st_ino == there.st_ino
+    }
+
     /// Once joined to the take: removed, if it is still the file written.
     func remove() {
-        var mine = stat(), there = stat()
-        if fstat(lockFD, &mine) == 0, lstat(path, &there) == 0, mine.st_dev == there.st_dev, mine.st_ino == there.st_ino {
-            unlink(path)
-            DurableFile.syncFolder(of: path)
-        }
+        guard isAtItsName else { return }
+        unlink(path)
+        DurableFile.syncFolder(of: path)
     }
 }
