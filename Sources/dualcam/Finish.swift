@@ -44,7 +44,10 @@ struct Finish: ParsableCommand {
     /// (FILE holds none with `after`), its sound copied; then it is removed. Joined only to its
     /// own take (the identity both carry); false when FILE has no intermediate beside it.
     private func finishWithIntermediate() throws -> Bool {
-        if case let .intermediate(info) = try? Intermediate.read(file) {
+        // Only a regular file is opened to read its tag: a named pipe's open waits for a
+        // writer (what else FILE may be is said by the checks after this).
+        if let st = OutputPath.entry(file), (st.st_mode & S_IFMT) != S_IFREG { return false }
+        if OutputPath.entry(file) != nil, case let .intermediate(info) = try? Intermediate.read(file) {
             let take = Intermediate.take(of: file) ?? "its take"
             throw Failure("\(file) is the intermediate of a take (its frames from \(info.fromFrame) on): dualcam finish \(take) "
                           + "joins it to the take")

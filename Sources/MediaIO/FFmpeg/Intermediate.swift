@@ -41,7 +41,7 @@ public struct Intermediate: Sendable {
 
     /// The identity a file's comment tag gives it as a take; nil when it gives none.
     public static func takeID(of path: String) -> String? {
-        guard let input = try? InputContext(path: path),
+        guard isRegularFile(path), let input = try? InputContext(path: path),
               let entry = av_dict_get(input.pointer.pointee.metadata, "comment", nil, 0), let value = entry.pointee.value
         else { return nil }
         let words = String(cString: value).split(separator: " ")
@@ -114,11 +114,19 @@ public struct Intermediate: Sendable {
 
     /// What the file at `path` is, as its tag says.
     public static func read(_ path: String) throws(MediaError) -> Reading {
+        guard isRegularFile(path) else { return .none }
         let input = try InputContext(path: path)
         guard let entry = av_dict_get(input.pointer.pointee.metadata, "comment", nil, 0),
               let value = entry.pointee.value else { return .none }
         let text = String(cString: value)
         guard text.hasPrefix("dualcam-intermediate") else { return .none }
         return Intermediate(tag: text).map { .intermediate($0) } ?? .unreadable(String(text.prefix(200)))
+    }
+
+    /// Whether `path` is a regular file (not followed if a link): only those are opened to
+    /// read a tag, as a named pipe's open waits for a writer.
+    static func isRegularFile(_ path: String) -> Bool {
+        guard let st = OutputPath.entry(path) else { return false }
+        return (st.st_mode & S_IFMT) == S_IFREG
     }
 }

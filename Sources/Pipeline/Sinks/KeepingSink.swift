@@ -232,14 +232,15 @@ final class BackgroundEncoder: @unchecked Sendable {
         return handedOverSound
     }
 
-    /// Waits until the sound is handed over (the worker done), and returns it.
+    /// Waits until the sound is handed over (at a detach, or the worker done), and returns it.
     func waitForHandover() -> SampleQueue {
         condition.lock(); defer { condition.unlock() }
         while handedOverSound == nil { condition.wait() }
         return handedOverSound!
     }
 
-    /// Waits until the worker's thread has ended (after a detach: x265 emptied into the file).
+    /// Waits until the worker's thread has ended (after a detach: what came out of the encoder
+    /// written out).
     func waitUntilDone() { thread?.join() }
 
     /// Finishes the file's writing on the worker and waits for it.
