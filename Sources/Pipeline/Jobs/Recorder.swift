@@ -208,7 +208,7 @@ package final class Recorder: Sendable {
     private func noteIntermediate(from slot: Int) {
         guard let file = plan.file else { return }
         let name = (Intermediate.path(for: file) as NSString).lastPathComponent
-        if slot == 0 {
+        if plan.encode == .after {
             event("every frame goes to \(name) (H.264), encoded to \(plan.video.codec.displayName) after the stop (--encode after)")
         } else {
             event(String(format: "at %.2f s the %@ encoder fell behind real time: the take goes on in %@ (H.264, every frame kept); "

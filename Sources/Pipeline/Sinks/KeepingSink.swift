@@ -204,7 +204,14 @@ final class BackgroundEncoder: @unchecked Sendable {
         items.removeAll()
         detaching = true
         while encodingSound { condition.wait() }
-        let inside = inFlight.map { Item.picture($0.frame, $0.index) }
+        // The picture being sent is still the encoder's to read (and its fields the worker's
+        // to set): the intermediate takes a copy of that one.
+        let inside = inFlight.map { entry -> Item in
+            guard entry.index == sending else { return .picture(entry.frame, entry.index) }
+            let copy = EncoderFrame.camera(size: entry.frame.size)
+            copy.view.copy(from: entry.frame.view)
+            return .picture(copy, entry.index)
+        }
         inFlight.removeAll()
         if handedOverSound == nil { handedOverSound = sound }
         condition.broadcast()
@@ -218,6 +225,8 @@ final class BackgroundEncoder: @unchecked Sendable {
     private let sound = SampleQueue()
     /// The worker is in the sound encoder (the handover waits for it).
     private var encodingSound = false
+    /// The picture the worker is sending to the encoder, if any.
+    private var sending: Int64?
 
     private func send(_ item: Item) {
         condition.lock()
@@ -275,12 +284,16 @@ final class BackgroundEncoder: @unchecked Sendable {
                 return
             }
             let item = items.removeFirst()
-            if case .picture(let frame, let index) = item { inFlight.append((frame, index)) }
+            if case .picture(let frame, let index) = item {
+                inFlight.append((frame, index))
+                sending = index
+            }
             if case .sound = item { encodingSound = true }
             condition.unlock()
             do throws(MediaError) {
                 switch item {
                 case let .picture(frame, index):
+                    defer { condition.lock(); sending = nil; condition.unlock() }
                     try file.write(frame: frame, index: index)
                     let out = file.encoders.lastPictureOut
                     condition.lock()
