@@ -142,8 +142,7 @@ struct OutputFormatOptions: ParsableArguments {
                                valueName: "DEGREES"))
     var rotate = 0
 
-    static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow",
-                          "slower", "veryslow", "placebo"]
+    static let presets = VideoEncoderSettings.presets
     static let largest = Size(width: 7680, height: 4320)
 
     func validate() throws {

@@ -172,7 +172,7 @@ final class RecordReporter: RecordObserver {
         var faster: [String] = []
         if settings.size.width * settings.size.height > 1280 * 720 { faster.append("a smaller --size such as 1280x720") }
         if settings.codec == .hevc { faster.append("--codec h264") }
-        let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+        let presets = VideoEncoderSettings.presets
         if let i = presets.firstIndex(of: settings.preset), i > 0 { faster.append("--preset \(presets[i - 1])") }
         return faster
     }

@@ -54,6 +54,9 @@ public struct VideoEncoderSettings: Sendable {
     public var size = PiPLayout.defaultCanvas
     public var framesPerSecond: Int32 = 30
     public var preset = "ultrafast"
+    /// x264's and x265's presets, fastest first.
+    public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
+                                 "veryslow", "placebo"]
     public var crf = 28
     /// Average bits per second instead of a constant quality (`crf`), when set.
     public var bitrate: Int?
@@ -127,7 +130,7 @@ public final class VideoEncoder: Encoder {
 
     /// x264/x265's preset names on NVENC's scale: ultrafast and superfast p1 ... placebo p7.
     static func nvencPreset(_ x26x: String) -> String {
-        let order = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+        let order = VideoEncoderSettings.presets
         let i = order.firstIndex(of: x26x) ?? 5
         return "p\(min(7, 1 + i * 7 / order.count))"
     }

@@ -80,12 +80,11 @@ public struct Intermediate: Sendable {
             if kv.count == 2 { fields[String(kv[0])] = String(kv[1]) }
         }
         let allowedEncoders = ["libx265", "libx264", "mpeg4"]
-        let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
         guard let take = fields["take"], (1...64).contains(take.count),
               take.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == "-") }),
               let from = fields["from"].flatMap(Int.init), from >= 0, from < 100_000_000,
               let encoder = fields["encoder"], allowedEncoders.contains(encoder),
-              let preset = fields["preset"], presets.contains(preset),
+              let preset = fields["preset"], VideoEncoderSettings.presets.contains(preset),
               let crf = fields["crf"].flatMap(Int.init), (0...51).contains(crf),
               let bitrate = fields["bitrate"].flatMap(Int.init), (0...1_000_000_000).contains(bitrate),
               let fps = fields["fps"].flatMap(Int32.init), (1...240).contains(fps),

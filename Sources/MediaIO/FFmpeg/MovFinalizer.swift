@@ -35,7 +35,7 @@ public enum MovFinalizer {
         if let join, !copiesSource || !join.continues(videoOut) {
             // Another encoder's parameter sets: its packets cannot follow the take's own in one
             // track. A take with no picture of its own (all in the intermediate) takes its.
-            let ownPictures = copiesSource ? try hasVideoPacket(source) : false
+            let ownPictures = copiesSource ? try videoPacketCount(source, limit: 1) > 0 : false
             guard !ownPictures else {
                 throw .cannotWrite(path: reportedPath, reason: "the intermediate \(join.path) is encoded unlike the take's "
                                    + "own pictures and cannot follow them; both files are kept as they are")
@@ -69,31 +69,19 @@ public enum MovFinalizer {
         return result.result
     }
 
-    /// Complete video packets in `path` (up to where a killed recording was cut).
-    public static func videoPacketCount(_ path: String) throws(MediaError) -> Int {
+    /// Complete video packets in `path` (up to where a killed recording was cut), counted up
+    /// to `limit`.
+    public static func videoPacketCount(_ path: String, limit: Int = .max) throws(MediaError) -> Int {
         let input = try InputContext(path: path)
         let packet = Packet()
         var count = 0
-        while av_read_frame(input.pointer, packet.pointer) >= 0 {
+        while count < limit, av_read_frame(input.pointer, packet.pointer) >= 0 {
             defer { packet.unref() }
             let p = packet.pointer.pointee
             if input.stream(p.stream_index).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO, p.size > 0,
                p.flags & AV_PKT_FLAG_CORRUPT == 0 { count += 1 }
         }
         return count
-    }
-
-    /// Whether `path` holds a complete video packet.
-    private static func hasVideoPacket(_ path: String) throws(MediaError) -> Bool {
-        let input = try InputContext(path: path)
-        let packet = Packet()
-        while av_read_frame(input.pointer, packet.pointer) >= 0 {
-            defer { packet.unref() }
-            let p = packet.pointer.pointee
-            if input.stream(p.stream_index).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO, p.size > 0,
-               p.flags & AV_PKT_FLAG_CORRUPT == 0 { return true }
-        }
-        return false
     }
 
     /// What `copyPackets` copied, and where the sound ended.

@@ -126,4 +126,11 @@ public enum OutputPath {
         var sa = stat(), sb = stat()
         return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
+
+    /// Whether `name` (not followed if a link) is the file open at `fd`: a file written
+    /// through its descriptor is still under the name it was given.
+    public static func isFile(_ fd: Int32, at name: String) -> Bool {
+        var mine = stat(), there = stat()
+        return fstat(fd, &mine) == 0 && lstat(name, &there) == 0 && mine.st_dev == there.st_dev && mine.st_ino == there.st_ino
+    }
 }

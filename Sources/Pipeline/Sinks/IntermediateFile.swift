@@ -58,10 +58,7 @@ final class IntermediateFile {
     func abandon() { writer.abandon() }
 
     /// Whether `path` (not followed if a link) is still the file written.
-    var isAtItsName: Bool {
-        var mine = stat(), there = stat()
-        return fstat(lockFD, &mine) == 0 && lstat(path, &there) == 0 && mine.st_dev == there.st_dev && mine.st_ino == there.st_ino
-    }
+    var isAtItsName: Bool { OutputPath.isFile(lockFD, at: path) }
 
     /// Once joined to the take: removed, if it is still the file written.
     func remove() {

@@ -244,10 +244,7 @@ final class RecordingFile: EncodedMovSink {
     }
 
     /// Whether `name` (not followed if a link) is the file this recording writes through.
-    private func isOurs(at name: String) -> Bool {
-        var mine = stat(), there = stat()
-        return fstat(lockFD, &mine) == 0 && lstat(name, &there) == 0 && mine.st_dev == there.st_dev && mine.st_ino == there.st_ino
-    }
+    private func isOurs(at name: String) -> Bool { OutputPath.isFile(lockFD, at: name) }
 
     /// Bytes free where OUT is, or nil when the file system does not say.
     static func freeBytes(near path: String) -> Int64? {
