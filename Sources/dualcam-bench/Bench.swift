@@ -2,6 +2,7 @@ import ArgumentParser
 import Compositor
 import Foundation
 import Benchmarking
+import MediaIO
 
 extension LatencyBench.Sources: ExpressibleByArgument {}
 extension Bench.InsetStyleChoice: ExpressibleByArgument {}
@@ -15,18 +16,36 @@ struct Bench: ParsableCommand {
             `record` runs, from source buffers (cold: not in the CPU caches) to the frame the \
             encoder takes, and reports p50/p99/max in milliseconds; `inset-only-*` time the \
             inset kernels alone. Exits non-zero when any case's p99 exceeds the budget. Run a \
-            release build for real figures.
+            release build for real figures. --list-cases names every case; the kernels-* cases \
+            time the compositor's kernels alone at other sizes and run only when named.
+
+            In CI, gate on instruction counts, not times: on a shared machine times wander \
+            1.1x-2x between runs, counts within 0.01 %. Save a baseline once (and commit it), \
+            then every run compares with it and exits 1 naming each case that regressed.
+
+            EXAMPLES:
+              Time every default case (about a minute, release build):
+                dualcam bench
+              Save an instruction-count baseline, then gate a later build on it:
+                dualcam bench --instructions --json > bench-baseline.json
+                dualcam bench --instructions --baseline bench-baseline.json
+              Two cases, 100 frames each, as JSON:
+                dualcam bench --cases compose-1080p,record-mjpeg-1080p \\
+                  --frames 100 --json
             """)
 
-    @Option(parsing: .unconditional, help: "Frames per case (default: 600; 10 with --instructions).") var frames: Int?
-    @Flag(help: "Print one JSON object instead of a table.") var json = false
-    @Option(name: .customLong("budget-ms"), parsing: .unconditional, help: "Per-frame latency budget for p99, in milliseconds.")
+    @Option(parsing: .unconditional, help: "Frames per case. (default: 600; 10 with --instructions)") var frames: Int?
+    @Flag(help: "Print one line of JSON instead of a table (see man dualcam-bench for its keys).") var json = false
+    @Option(name: .customLong("budget-ms"), parsing: .unconditional,
+            help: ArgumentHelp("Per-frame latency budget for p99, in milliseconds.", valueName: "MS"))
     var budgetMs = 16.0
+    @Flag(help: "List the cases, what each measures and whether it runs by default, and exit.") var listCases = false
     @Flag(help: "Also time the scalar reference kernels (kernel cases; slow).") var withScalar = false
     @Option(parsing: .unconditional, help: "Threads composing each frame (1 or 2).") var threads = 2
     @Option(help: "cold: every source frame comes from memory (a camera's); warm: from cache (a decoder's).")
     var sources: LatencyBench.Sources = .cold
-    @Option(help: ArgumentHelp("Only these cases (comma-separated).", valueName: "NAMES"))
+    @Option(help: ArgumentHelp("Only these cases, comma-separated (--list-cases names them).", valueName: "NAMES"),
+            completion: .list(Bench.knownCases.sorted()))
     var cases: String?
     @Flag(help: "Instead of timing, check that the SIMD kernels give the scalar reference's output to the bit in each kernel case (exit 1 if not).")
     var verify = false
@@ -45,7 +64,7 @@ struct Bench: ParsableCommand {
     @Option(help: ArgumentHelp("Compare with a saved --json run (the same kind: instructions or times) and exit 1 naming every case that regressed.",
                                valueName: "FILE"))
     var baseline: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("How much worse than the baseline a case may be, in per cent (default: 1 for instructions, 25 for times).",
+    @Option(parsing: .unconditional, help: ArgumentHelp("How much worse than the baseline a case may be, in per cent. (default: 1 for instructions, 25 for times)",
                                valueName: "PCT"))
     var tolerance: Double?
     /// The process `--instructions` starts under callgrind: counts, prints nothing.
@@ -74,7 +93,9 @@ struct Bench: ParsableCommand {
         if (instructions || counted) && (mjpeg || verify || withScalar) {
             throw ValidationError("--instructions counts the path cases: not with --mjpeg, --verify or --with-scalar")
         }
-        guard budgetMs > 0 else { throw ValidationError("--budget-ms must be positive") }
+        guard budgetMs > 0, budgetMs.isFinite, budgetMs <= 60_000 else {
+            throw ValidationError("--budget-ms must be more than 0 and at most 60000")
+        }
         if let cases {
             for name in cases.split(separator: ",") where !Self.knownCases.contains(String(name)) {
                 throw ValidationError("unknown case '\(name)'; known: \(Self.knownCases.sorted().joined(separator: ", "))")
@@ -98,6 +119,7 @@ struct Bench: ParsableCommand {
     }
 
     func run() throws {
+        if listCases { return Self.printCases() }
         if counted { return try countInstructions() }
         if instructions { return try reportInstructions() }
         if mjpeg { return try runMJPEG() }
@@ -164,8 +186,10 @@ struct Bench: ParsableCommand {
         let ok = frontSaving >= Self.mjpegFrontSavingFloor
         if json {
             let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(r), as: UTF8.self))
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            let body = String(decoding: try encoder.encode(r), as: UTF8.self)
+            print("{" + Self.provenance(schema: "dualcam.bench.mjpeg/1") + ", " + body.dropFirst())
         } else {
             print("MJPEG path, 1080p back + 1080p front (\(r.jpegBytes / 1000) kB JPEGs), CPU ms per frame (p50 of \(framesPerCase)):")
             print("front decoded at     back decode  front decode  compose  total")
@@ -203,7 +227,8 @@ struct Bench: ParsableCommand {
             }
             return "{" + fields.joined(separator: ", ") + "}"
         }
-        return "{\"cases\": [" + cases.joined(separator: ", ") + "], \"budget_ms\": \(n(budgetMs)), \"within_budget\": \(within)"
+        return "{" + Self.provenance(schema: "dualcam.bench.times/1") + ", \"cases\": [" + cases.joined(separator: ", ") + "], "
+            + "\"budget_ms\": \(budgetMs), \"within_budget\": \(within)"
             + ", \"sources\": \"\(sources.rawValue)\", \"threads\": \(threads), \"inset_style\": \"\(insetStyle.rawValue)\"}"
     }
 
@@ -221,9 +246,48 @@ struct Bench: ParsableCommand {
             if let s = r.scalar { line += String(format: " | %9.3f", s.p50) }
             print(line)
         }
-        print(String(format: "budget %.1f ms per frame (p99): %@; %d frames per case, %@ sources, %d thread(s), %@ inset; "
+        print(String(format: "budget %@ ms per frame (p99): %@; %d frames per case, %@ sources, %d thread(s), %@ inset; "
                      + "floor: the same reads and writes alone (MJPEG: libjpeg-turbo decoding alone), measured beside each case",
-                     budgetMs, within ? "met" : "EXCEEDED", rows.first?.ours.frames ?? 0, sources.rawValue, threads,
+                     Self.figure(budgetMs), within ? "met" : "EXCEEDED", rows.first?.ours.frames ?? 0, sources.rawValue, threads,
                      insetStyle.rawValue))
+    }
+
+    /// A value as given, with no digits it does not have: 16, 0.01, 12.5.
+    static func figure(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : "\(value)"
+    }
+
+    /// What every JSON report starts with: its schema, the program's version, the commit CI
+    /// built (from its environment, when it says) and the CPU, so a saved run says where it
+    /// came from.
+    static func provenance(schema: String) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let commit = ["DUALCAM_COMMIT", "GITHUB_SHA", "CI_COMMIT_SHA"].lazy.compactMap { environment[$0] }.first
+        func quoted(_ s: String) -> String {
+            "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        return "\"schema\": \"\(schema)\", \"version\": \"\(dualcamVersion)\", \"commit\": \(commit.map(quoted) ?? "null"), "
+            + "\"cpu\": \(quoted(machine)), \"cores\": \(ProcessInfo.processInfo.activeProcessorCount)"
+    }
+
+    /// `--list-cases`: a line each, what is timed and whether a plain run includes it.
+    static func printCases() {
+        let runs = Set(defaultCases)
+        func line(_ name: String, _ what: String) {
+            print(name.padding(toLength: 28, withPad: " ", startingAt: 0) + (runs.contains(name) ? "default  " : "named    ") + what)
+        }
+        print("case                        runs     what is timed")
+        for c in PathBench.cases {
+            let path = switch c.path {
+            case .compose: "compose's path: two decoded pictures composed"
+            case .recordYUYV: "record's path: two YUYV cameras converted and composed"
+            case .recordMJPEG: "record's path: two MJPEG cameras decoded and composed"
+            }
+            line(c.name, "\(path), \(c.back) back, \(c.front) front\(c.swapped ? ", swapped" : "")")
+        }
+        for c in LatencyBench.cases {
+            let what = c.name.hasPrefix("inset-only") ? "the inset kernels alone" : "the composing kernels alone (scale, inset)"
+            line(c.name, "\(what), \(c.back) back, \(c.front) front\(c.swapped ? ", swapped" : "")")
+        }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MediaIO
 
 /// `dualcam bench`: the benchmark harness, a program of its own so that the recorder users
 /// run links no valgrind, perf-event or benchmark code. `dualcam bench ...` runs it (it is
@@ -10,7 +11,14 @@ enum BenchTool {
     /// the gate is exit 1; the argument parser's own errors are its usage and 64.
     static func main() {
         let command: Bench
-        do { command = try Bench.parse() } catch { Bench.exit(withError: error) }
+        do { command = try Bench.parse() } catch {
+            // Help shows the EXAMPLES last, as dualcam's does.
+            if Bench.exitCode(for: error) == .success, case let help = Bench.fullMessage(for: error), help.contains("USAGE:") {
+                print(HelpText.examplesLast(help))
+                exit(0)
+            }
+            Bench.exit(withError: error)
+        }
         do {
             try command.run()
         } catch let failure as BenchFailure {

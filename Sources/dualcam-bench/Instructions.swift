@@ -97,8 +97,8 @@ extension Bench {
                 for key in row.metrics.keys.sorted() { fields.append("\"\(key)\": \(UInt64(row.metrics[key]!))") }
                 return "{" + fields.joined(separator: ", ") + "}"
             }
-            print("{\"counter\": \"\(used.rawValue)\", \"cases\": [" + cases.joined(separator: ", ") + "], "
-                  + "\"inset_style\": \"\(insetStyle.rawValue)\", \"machine\": \"\(Self.machine)\"}")
+            print("{" + Self.provenance(schema: "dualcam.bench.instructions/1") + ", \"counter\": \"\(used.rawValue)\", \"cases\": ["
+                  + cases.joined(separator: ", ") + "], \"inset_style\": \"\(insetStyle.rawValue)\", \"machine\": \"\(Self.machine)\"}")
         } else {
             print("case                         instructions/frame   other camera/frame")
             for row in rows {
