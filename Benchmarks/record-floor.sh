@@ -57,8 +57,8 @@ out = p.stdout.read()
 if status != 0 or at_start is None:
     sys.exit("record failed: " + "".join(log))
 s = json.loads(out)
-print(usage.ru_utime + usage.ru_stime - at_start, s["frames"], s["encoderSkippedFrames"], s["repeatedFrames"],
-      s["latencyP50Ms"], "decoding MJPG at 1/4 size" in "".join(log))
+print(usage.ru_utime + usage.ru_stime - at_start, s["frames"], s["encoder_skipped_frames"], s["repeated_frames"],
+      s["latency_p50_ms"], "decoding MJPG at 1/4 size" in "".join(log))
 PY
   # The same number of JPEGs as the take's slots, each camera at the scale dualcam used.
   frames=$(tail -1 dualcam.txt | cut -d' ' -f2)

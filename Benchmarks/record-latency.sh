@@ -35,11 +35,11 @@ import json, sys
 s, seconds, load, in_file = json.load(open(sys.argv[1])), float(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 print("record %s, %s s: %d frames (%d in the file), p50 %.2f ms, p99 %.2f ms, max %.2f ms; %d repeated, %d dropped, "
       "%d skipped; %d encoded after the stop, file finished %.1f s after it"
-      % (load, sys.argv[2], s["frames"], in_file, s["latencyP50Ms"], s["latencyP99Ms"], s["latencyMaxMs"], s["repeatedFrames"],
-         s["droppedBackFrames"], s["encoderSkippedFrames"], s["framesEncodedAfterStop"], s["finishingSeconds"]))
+      % (load, sys.argv[2], s["frames"], in_file, s["latency_p50_ms"], s["latency_p99_ms"], s["latency_max_ms"], s["repeated_frames"],
+         s["dropped_back_frames"], s["encoder_skipped_frames"], s["frames_encoded_after_stop"], s["finishing_seconds"]))
 bad = []
-if s["latencyP99Ms"] > 16: bad.append("p99 over the 16 ms budget")
-if s["droppedBackFrames"] or s["repeatedFrames"] or s["encoderSkippedFrames"]: bad.append("frames dropped, repeated or skipped")
+if s["latency_p99_ms"] > 16: bad.append("p99 over the 16 ms budget")
+if s["dropped_back_frames"] or s["repeated_frames"] or s["encoder_skipped_frames"]: bad.append("frames dropped, repeated or skipped")
 if s["frames"] != round(seconds * 30) or in_file != s["frames"]: bad.append("wrong frame count")
 if bad: sys.exit("record-latency (%s): %s" % (load, ", ".join(bad)))
 PY

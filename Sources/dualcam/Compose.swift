@@ -6,43 +6,55 @@ import Pipeline
 
 struct Compose: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Compose two video files into a picture-in-picture .mov (HEVC or H.264).",
+        abstract: "Compose two video files into one picture-in-picture file (HEVC or H.264 .mov or .mp4).",
         discussion: """
-            BACK fills the frame (1920x1080 unless --size), FRONT is the inset; both are \
-            centre-cropped to fit, never stretched. The output lasts as long as BACK, at 30 fps \
-            unless --rate, with AAC 48 kHz stereo. On a terminal a progress line shows how far it is.
+            BACK fills the frame (1920x1080 unless --size) and FRONT is the inset, top right; both \
+            are centre-cropped to fit, never stretched. The file lasts as long as BACK, at 30 fps \
+            unless --rate, with BACK's sound as AAC 48 kHz stereo (a silent track when it has none). \
+            --swap-at exchanges the two pictures from that time on. On a terminal a progress line \
+            shows how far it is; Ctrl-C stops and removes the unfinished file.
+
+            EXAMPLES:
+              Put face.mp4 in the corner of talk.mp4:
+                dualcam compose talk.mp4 face.mp4 -o pip.mov
+              Swap the pictures at 1:00 and back at 1:30, inset bottom left:
+                dualcam compose talk.mp4 face.mp4 -o pip.mov --swap-at 60 \\
+                  --swap-at 90 --corner bottom-left
+              Side by side, 720p H.264 MP4 for the web, the sound from face.mp4:
+                dualcam compose talk.mp4 face.mp4 -o web.mp4 --layout side-by-side \\
+                  --size 1280x720 --codec h264 --audio front
             """)
 
-    @Argument(help: "The full-frame video.") var back: String
-    @Argument(help: "The inset video.") var front: String
-    @OptionGroup var encoding: EncodingOptions
-    @OptionGroup var layout: LayoutOptions
-    @OptionGroup var reporting: ReportingOptions
-    @OptionGroup var previewOptions: PreviewOptions
+    @Argument(help: "The video that fills the frame.", completion: .file()) var back: String
+    @Argument(help: "The video shown in the inset.", completion: .file()) var front: String
+    @OptionGroup(title: "Output") var encoding: EncodingOptions
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
+    @OptionGroup(title: "Layout") var layout: LayoutOptions
+    @OptionGroup(title: "Layout") var swapTimes: SwapTimes
 
-    @OptionGroup var swapTimes: SwapTimes
-
-    @Option(help: ArgumentHelp("Audio from back, front, or none (a silent track); a file named here must have sound "
-                               + "(default: BACK's, a silent track when it has none).", valueName: "back|front|none"))
-    var audio: AudioChoiceArgument?
+    @OptionGroup(title: "Sound") var sound: FileSoundOption
+    @OptionGroup(title: "Messages") var reporting: ReportingOptions
+    @OptionGroup(title: "Messages") var previewOptions: PreviewOptions
+    var audio: AudioChoiceArgument? { sound.audio }
 
     func validate() throws {
         _ = try layout.layout(canvas: encoding.format.canvas)
     }
 
     func run() throws {
-        FFmpegLog.setVerbose(encoding.verbose)
+        FFmpegLog.setVerbose(reporting.verbose)
         var options = ComposeOptions(back: back, front: front, output: encoding.output)
         options.swaps = SwapSchedule(swapTimes.swapAt)
         options.audio = audio.map { AudioChoice(rawValue: $0.rawValue)! } ?? .back
         options.audioRequired = audio != nil
-        try Self.execute(options, describing: "\(back) + \(front)", encoding: encoding, layout: layout, reporting: reporting,
+        try Self.execute(options, describing: "\(back) + \(front)", encoding: encoding, encoder: encoder, layout: layout, reporting: reporting,
                          previewOptions: previewOptions)
     }
 
     /// Runs a composition (`compose`, `relayout`) with the layout and output asked for:
     /// progress, preview, summary, one line on failure.
-    static func execute(_ inputs: ComposeOptions, describing what: String, encoding: EncodingOptions, layout: LayoutOptions,
+    static func execute(_ inputs: ComposeOptions, describing what: String, encoding: EncodingOptions, encoder: EncoderOptions,
+                        layout: LayoutOptions,
                         reporting: ReportingOptions, previewOptions: PreviewOptions) throws {
         let files = [inputs.back, inputs.front] + (inputs.soundOf.map { [$0] } ?? [])
         try OutputPath.check(encoding.output, overwrite: encoding.overwrite, inputs: files)
@@ -57,7 +69,7 @@ struct Compose: ParsableCommand {
         }
         var options = inputs
         options.layout = try layout.layout(canvas: encoding.format.canvas)
-        options.video = encoding.videoSettings(reporting: reporting)
+        options.video = encoding.videoSettings(encoder, reporting: reporting)
         options.overwrite = encoding.overwrite
         options.metadata = encoding.metadata
         // The swaps of a composition are its --swap-at times; the window only shows it. q
@@ -90,11 +102,12 @@ struct Compose: ParsableCommand {
         TerminalLine.shared.clear()
         for w in s.warnings { reporting.note("warning: \(w)") }
         if reporting.json {
-            print(Self.json(s, output: encoding.output))
+            let swaps = inputs.swaps.times.filter { ($0 * Double(encoding.format.rate)).rounded(.up) < Double(s.frames) }
+            print(try Self.json(s, output: encoding.output, settings: options.video, swaps: swaps))
         } else if !reporting.quiet {
-            print(String(format: "wrote %@: %d frames, %.2f s, %@, audio: %@; took %.1f s (%.0f fps, %d composed in place)",
-                         encoding.output, s.frames, s.duration, encoding.format.description, s.audioSource, s.seconds,
-                         Double(s.frames) / max(s.seconds, 1e-9), s.composedInPlace))
+            print(String(format: "wrote %@: %d frames, %.2f s, %@, audio: %@; took %.1f s (%.0f fps)",
+                         encoding.output, s.frames, s.duration, encoding.format.description(encoder), s.audioSource, s.seconds,
+                         Double(s.frames) / max(s.seconds, 1e-9)))
         }
     }
 
@@ -108,16 +121,28 @@ struct Compose: ParsableCommand {
                       frames * 100 / shown, frames, shown, fps, clockText(Double(shown - frames) / max(fps, 1e-9)))
     }
 
-    static func json(_ s: ComposeSummary, output: String) -> String {
+    /// compose's and relayout's `--json` (Docs/json/compose.schema.json).
+    static func json(_ s: ComposeSummary, output: String, settings: VideoEncoderSettings, swaps: [Double]) throws -> String {
         struct Report: Encodable {
             var output: String, frames: Int, seconds: Double, audioSource: String, tookSeconds: Double
-            var framesPerSecond: Double, composedInPlace: Int, warnings: [String]
+            var processingFps: Double, composedInPlace: Int, warnings: [String]
+            var swaps: [Double]
         }
         let report = Report(output: output, frames: s.frames, seconds: s.duration, audioSource: s.audioSource,
-                            tookSeconds: s.seconds, framesPerSecond: Double(s.frames) / max(s.seconds, 1e-9),
-                            composedInPlace: s.composedInPlace, warnings: s.warnings)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: (try? encoder.encode(report)) ?? Data("{}".utf8), as: UTF8.self)
+                            tookSeconds: s.seconds, processingFps: Double(s.frames) / max(s.seconds, 1e-9),
+                            composedInPlace: s.composedInPlace, warnings: s.warnings, swaps: swaps)
+        return try JSONOutput.line(schema: "dualcam.compose/1", report, OutputFacts(settings))
+    }
+}
+
+/// What a script needs to know about the file besides its name: codec, picture, rate.
+struct OutputFacts: Encodable {
+    var codec: String, encoder: String, width: Int, height: Int, rate: Int
+    init(_ settings: VideoEncoderSettings) {
+        codec = settings.codec.rawValue
+        encoder = settings.encoder
+        width = settings.size.width
+        height = settings.size.height
+        rate = Int(settings.framesPerSecond)
     }
 }

@@ -11,14 +11,24 @@ struct Controls: ParsableCommand {
             --set writes them now, automatic modes first (auto_exposure before exposure_time_absolute). \
             --save keeps them for this camera (the --set ones, or with none every value that differs from its default), \
             and record applies them whenever the camera opens, after a replug too; --forget drops what is saved.
+
+            EXAMPLES:
+              What the camera offers, with current values:
+                dualcam controls /dev/video0
+              Fix the exposure and keep it for every recording with this camera:
+                dualcam controls /dev/video0 \\
+                  --set auto_exposure=1,exposure_time_absolute=250 --save
             """)
 
-    @Argument(help: ArgumentHelp("The camera.", valueName: "/dev/videoN")) var device: String
-    @Option(name: .customLong("set"), help: ArgumentHelp("A control to write (repeatable, or comma-separated).", valueName: "NAME=VALUE"))
+    @Argument(help: ArgumentHelp("The camera.", valueName: "/dev/videoN"),
+              completion: .custom { _, _, prefix in Completions.camerasAndFiles(prefix, filesToo: false) }) var device: String
+    @Option(name: .customLong("set"), help: ArgumentHelp("A control to write (repeatable, or comma-separated).", valueName: "NAME=VALUE"),
+            completion: .custom { arguments, _, _ in
+                arguments.first { $0.hasPrefix("/dev/") }.map { Completions.controlNames($0).map { "\($0)=" } } ?? [] })
     var settings: [String] = []
     @Flag(help: "Save the settings for this camera: record applies them whenever it opens.") var save = false
     @Flag(help: "Forget what is saved for this camera.") var forget = false
-    @Flag(help: "Print JSON for scripts.") var json = false
+    @Flag(help: "Print one line of JSON on stdout for scripts (see the man page for its keys).") var json = false
 
     func validate() throws {
         for s in settings {
@@ -56,9 +66,7 @@ struct Controls: ParsableCommand {
         let saved = store.saved(bus: caps.bus, card: caps.card, driver: caps.driver)
         if json {
             struct Listing: Encodable { var device: String; var controls: [CameraControl]; var saved: [ControlSetting] }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(Listing(device: device, controls: controls, saved: saved)), as: UTF8.self))
+            print(try JSONOutput.line(schema: "dualcam.controls/1", Listing(device: device, controls: controls, saved: saved)))
         } else if !save && !forget {
             print("\(device): \(caps.card) (\(caps.driver), \(caps.bus))")
             if controls.isEmpty { print("  no controls") }

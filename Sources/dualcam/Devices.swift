@@ -4,9 +4,19 @@ import MediaIO
 
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the V4L2 cameras (path, card, bus, pixel formats, sizes, frame rates) and the ALSA capture devices (channels, rates, sample formats).")
+        abstract: "List the V4L2 cameras (path, card, bus, pixel formats, sizes, frame rates) and the ALSA capture devices (channels, rates, sample formats).",
+        discussion: """
+            What record can use: the cameras --back and --front take, their controls, and the \
+            microphones --audio takes, the system's default first.
 
-    @Flag(help: "Print JSON for scripts.") var json = false
+            EXAMPLES:
+              What is plugged in:
+                dualcam devices
+              The cameras' paths, for a script (jq):
+                dualcam devices --json | jq -r '.devices[].path'
+            """)
+
+    @Flag(help: "Print one line of JSON on stdout for scripts (see the man page for its keys).") var json = false
 
     struct Listing: Encodable {
         var devices: [CaptureDeviceInfo]
@@ -22,21 +32,25 @@ struct Devices: ParsableCommand {
         let listing = Listing(devices: V4L2Device.list(), audio: ALSADevices.list(), defaultAudio: defaultAudio,
                               defaultAudioError: error, soundServer: SoundServer.find())
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(listing), as: UTF8.self))
+            print(try JSONOutput.line(schema: "dualcam.devices/1", listing))
             return
         }
         printCameras(listing.devices)
         printDefaultMicrophone(listing)
-        printMicrophones(listing.audio)
+        // With neither, the line above said it all.
+        if listing.defaultAudio != nil || !listing.audio.isEmpty { printMicrophones(listing.audio) }
     }
 
     private func printDefaultMicrophone(_ listing: Listing) {
         if let d = listing.defaultAudio {
             print("default: the system's default capture device, what record uses with no --audio" + describe(d))
+        } else if listing.audio.isEmpty {
+            print("no microphone: no default capture device (\(listing.defaultAudioError ?? "it cannot be opened")) and no ALSA "
+                  + "capture device: record writes a silent track. Plug in a microphone or start the sound server "
+                  + "(PipeWire, PulseAudio); with files as cameras, --audio back records the back file's sound")
         } else {
-            print("default: cannot be opened (\(listing.defaultAudioError ?? "?")): record with no --audio takes the first device below")
+            print("default: cannot be opened (\(listing.defaultAudioError ?? "?")): record with no --audio takes the first "
+                  + "device below that opens")
         }
         if let server = listing.soundServer {
             let sources = server.sources.map { $0 == server.defaultSource ? "\($0) (default)" : $0 }

@@ -4,8 +4,6 @@ import Foundation
 import MediaIO
 import Pipeline
 
-/// This release. Bumped by hand with each tagged version.
-let dualcamVersion = "0.9.0"
 
 @main
 struct DualCam: ParsableCommand {
@@ -14,8 +12,10 @@ struct DualCam: ParsableCommand {
     /// help and 0). Nothing below here calls `exit`, so every `defer` on the way (the
     /// terminal's echo, a window, a camera) runs first.
     static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let early = CommandWord.check(arguments) { leave(early) }
         var command: ParsableCommand
-        do { command = try parseAsRoot() } catch { exit(withError: error) }
+        do { command = try parseAsRoot() } catch { exitForParser(error) }
         do {
             try command.run()
         } catch let failure as Failure {
@@ -23,7 +23,7 @@ struct DualCam: ParsableCommand {
         } catch let error as MediaError {
             leave(Failure(error.description, code: error == .interrupted ? Interruption.exitCode : 1))
         } catch where Self.isArgumentParsers(error) {
-            exit(withError: error)  // help asked for (`help compose`), a usage error, an exit code
+            exitForParser(error)  // help asked for (`help compose`), a usage error, an exit code
         } catch {
             leave(Failure(String(describing: error)))
         }
@@ -35,9 +35,20 @@ struct DualCam: ParsableCommand {
         String(reflecting: type(of: error)).hasPrefix("ArgumentParser.")
     }
 
+    /// The parser's way out, with one change: help shows a command's EXAMPLES (written at the
+    /// end of its discussion, where the man page takes them from) last, after the options, as
+    /// man pages and git's help do.
+    private static func exitForParser(_ error: any Error) -> Never {
+        guard exitCode(for: error) == .success, case let message = fullMessage(for: error), message.contains("USAGE:") else {
+            exit(withError: error)
+        }
+        print(HelpText.examplesLast(message))
+        Foundation.exit(0)
+    }
+
     private static func leave(_ failure: Failure) -> Never {
         TerminalLine.shared.clear()
-        say(failure.message)
+        if failure.prefixed { say(failure.message) } else { TerminalLine.shared.print(message: failure.message + "\n") }
         Foundation.exit(failure.code)
     }
 
@@ -53,9 +64,12 @@ struct DualCam: ParsableCommand {
 struct Failure: Error, CustomStringConvertible {
     let message: String
     let code: Int32
-    init(_ message: String, code: Int32 = 1) {
+    /// Whether the line starts "dualcam: " (a usage text does not).
+    let prefixed: Bool
+    init(_ message: String, code: Int32 = 1, prefixed: Bool = true) {
         self.message = message
         self.code = code
+        self.prefixed = prefixed
     }
     var description: String { message }
 }

@@ -15,10 +15,17 @@ struct Finish: ParsableCommand {
             intermediate's frames are encoded as the take asked and joined to FILE's, its \
             sound copied, and it is removed (kept with -o). FILE is replaced atomically \
             unless -o is given.
+
+            EXAMPLES:
+              Make the take a regular file in place:
+                dualcam finish take.mov
+              Keep the fragmented take as it is, write the finished one beside it:
+                dualcam finish take.mov -o take-finished.mov
             """)
 
-    @Argument(help: "The fragmented recording.") var file: String
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write here instead of replacing FILE.", valueName: "OUT.mov"))
+    @Argument(help: "The fragmented recording.", completion: .file(extensions: ["mov", "mp4"])) var file: String
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write here instead of replacing FILE.", valueName: "OUT.mov"),
+            completion: .file(extensions: ["mov", "mp4"]))
     var output: String?
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
 

@@ -16,8 +16,7 @@ enum AudioChoiceArgument: String, CaseIterable {
 /// `--swap-at`, as compose and relayout take it.
 struct SwapTimes: ParsableArguments {
     @Option(name: .customLong("swap-at"), parsing: .unconditionalSingleValue,
-            help: ArgumentHelp("Swap the two pictures from this time on (relayout: instead of the take's swaps); repeat to "
-                               + "swap back.", valueName: "SECONDS"))
+            help: ArgumentHelp("Swap the two pictures from this time on; repeat to swap back.", valueName: "SECONDS"))
     var swapAt: [Double] = []
 
     func validate() throws {
@@ -27,25 +26,32 @@ struct SwapTimes: ParsableArguments {
     }
 }
 
+/// compose's `--audio`: which file's sound.
+struct FileSoundOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Sound from back, front, or none (a silent track); a file named here must have sound. "
+                               + "(default: BACK's, a silent track when it has none)", valueName: "back|front|none"))
+    var audio: AudioChoiceArgument?
+}
+
 struct LayoutOptions: ParsableArguments {
-    @Option(name: .customLong("layout"), help: ArgumentHelp("pip (the front camera in an inset) or side-by-side (each camera "
-            + "aspect-filled into half of the frame, the back camera on the left; the inset's options do not apply).",
+    @Option(name: .customLong("layout"), help: ArgumentHelp("pip (FRONT, or the front camera, in an inset) or side-by-side (each "
+            + "aspect-filled into half of the frame, BACK on the left; the inset's options do not apply).",
             valueName: "pip|side-by-side"))
     var arrangement: Arrangement = .pip
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Inset size, at least \(PiPLayout.minimumInset) (default: 160x213 at 1080p, in proportion at "
-                               + "other --size).", valueName: "WxH"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Inset size, at least \(PiPLayout.minimumInset). (default: 160x213 at 1080p, in proportion at "
+                               + "other --size)", valueName: "WxH"))
     var inset: String?
 
-    @Option(help: "Corner of the inset: top-right, top-left, bottom-right or bottom-left.")
+    @Option(help: "Corner of the inset.")
     var corner: Corner = .topRight
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Distance of the inset from the frame edges (default: 16 at 1080p).",
+    @Option(parsing: .unconditional, help: ArgumentHelp("Distance of the inset from the frame edges. (default: 16 at 1080p)",
                                                          valueName: "PX"))
     var margin: Int?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Radius of the inset's rounded corners; 0 for square corners (default: "
-                                                         + "12 at 1080p, at most a quarter of a small inset's shorter side).",
+    @Option(parsing: .unconditional, help: ArgumentHelp("Radius of the inset's rounded corners; 0 for square corners. (default: "
+                                                         + "12 at 1080p, at most a quarter of a small inset's shorter side)",
                                                          valueName: "PX"))
     var cornerRadius: Int?
 
@@ -53,7 +59,7 @@ struct LayoutOptions: ParsableArguments {
     var border: Int = InsetStyle.rounded.border
 
     @Flag(inversion: .prefixedNo,
-          help: "A soft drop shadow under the inset (default: on with rounded corners, off with --corner-radius 0).")
+          help: "A soft drop shadow under the inset. (default: on with rounded corners, off with --corner-radius 0)")
     var shadow: Bool?
 
     /// What can be checked without the canvas; the command checks the whole layout on it.
@@ -107,42 +113,21 @@ struct LayoutOptions: ParsableArguments {
     }
 }
 
-/// What the file holds: picture size, rate, codec and how hard it is compressed, the
-/// sound's bitrate, and how players turn the picture.
+/// What the file holds: picture size and rate, how players turn the picture; how it is
+/// encoded is a group of its own (help shows it under Encoding).
 struct OutputFormatOptions: ParsableArguments {
-    @Option(parsing: .unconditional, help: ArgumentHelp("Output picture size (even numbers).", valueName: "WxH"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Output picture size, even sides.", valueName: "WxH"))
     var size = "\(PiPLayout.defaultCanvas)"
 
     @Option(parsing: .unconditional,
-            help: ArgumentHelp("Output frames per second (a divisor of 48000: 24, 25, 30, 50, 60, ...).", valueName: "FPS"))
+            help: ArgumentHelp("Output frames per second, a divisor of 48000: 24, 25, 30, 50, 60, ...", valueName: "FPS"))
     var rate = 30
-
-    @Option(help: "Video codec: hevc (libx265, tagged hvc1) or h264 (libx264, tagged avc1).")
-    var codec: VideoEncoderSettings.Codec = .hevc
-
-    @Option(help: "software (libx265/libx264), or auto: a hardware encoder that works on this machine (NVENC), else software; says which.")
-    var encoder: EncoderKind = .software
-
-    enum EncoderKind: String, CaseIterable, ExpressibleByArgument { case software, auto }
-
-    @Option(help: ArgumentHelp("Encoder preset (ultrafast ... placebo).", valueName: "PRESET"))
-    var preset: String = "ultrafast"
-
-    @Option(parsing: .unconditional, help: "Constant rate factor: lower is better quality, 0-51 (default 28).")
-    var crf: Int?
-
-    @Option(parsing: .unconditional, help: ArgumentHelp("Average video bitrate instead of --crf, e.g. 6M or 800k.", valueName: "RATE"))
-    var bitrate: String?
-
-    @Option(parsing: .unconditional, help: ArgumentHelp("AAC bitrate, 32k-512k.", valueName: "RATE"))
-    var audioBitrate = "160k"
 
     @Option(parsing: .unconditional,
             help: ArgumentHelp("Degrees players turn the picture clockwise: 0, 90, 180 or 270 (display matrix, no re-encode).",
                                valueName: "DEGREES"))
     var rotate = 0
 
-    static let presets = VideoEncoderSettings.presets
     static let largest = Size(width: 7680, height: 4320)
 
     func validate() throws {
@@ -154,6 +139,74 @@ struct OutputFormatOptions: ParsableArguments {
         guard (1...120).contains(rate), 48_000 % rate == 0 else {
             throw ValidationError("--rate must divide 48000 (audio frames per picture must be whole): 24, 25, 30, 50, 60, ... up to 120; got \(rate)")
         }
+        guard [0, 90, 180, 270].contains(rotate) else { throw ValidationError("--rotate must be 0, 90, 180 or 270; got \(rotate)") }
+    }
+
+    var canvas: Size { Size(parsing: size) ?? PiPLayout.defaultCanvas }
+
+    /// The settings, with the encoder `--encoder` chooses (`hiddenEncoder`, a test knob,
+    /// overrides both); for auto, a line says which and why (unless quiet).
+    func videoSettings(_ encoding: EncoderOptions, hiddenEncoder: String?, reporting: ReportingOptions) -> VideoEncoderSettings {
+        var s = videoSettings(encoding, encoder: hiddenEncoder)
+        guard hiddenEncoder == nil, encoding.encoder == .auto else { return s }
+        let decision = EncoderChoice.auto(s)
+        s.encoder = decision.encoder
+        reporting.note(decision.explanation)
+        return s
+    }
+
+    func videoSettings(_ encoding: EncoderOptions, encoder: String?) -> VideoEncoderSettings {
+        var s = VideoEncoderSettings()
+        s.codec = encoding.codec
+        if let encoder { s.encoder = encoder }
+        s.size = canvas
+        s.framesPerSecond = Int32(rate)
+        s.preset = encoding.preset
+        s.crf = encoding.crf ?? 28
+        s.bitrate = encoding.bitrate.flatMap(EncoderOptions.bits)
+        s.audioBitrate = EncoderOptions.bits(encoding.audioBitrate) ?? 160_000
+        return s
+    }
+
+    /// The metadata asked for, with the rotation players apply.
+    func metadata(_ asked: MetadataOptions) -> MovWriter.Metadata {
+        var m = asked.metadata
+        m.rotation = rotate
+        return m
+    }
+
+    /// "1280x720 H.264 25 fps"
+    func description(_ encoding: EncoderOptions) -> String { "\(canvas) \(encoding.codec.displayName) \(rate) fps" }
+}
+
+/// Which encoder, and how hard it compresses.
+struct EncoderOptions: ParsableArguments {
+    @Option(help: "Video codec: hevc (libx265, tagged hvc1) or h264 (libx264, tagged avc1).")
+    var codec: VideoEncoderSettings.Codec = .hevc
+
+    @Option(help: "software (libx265/libx264), or auto: a hardware encoder that works on this machine (NVENC), else software; says which.")
+    var encoder: EncoderKind = .software
+
+    enum EncoderKind: String, CaseIterable, ExpressibleByArgument { case software, auto }
+
+    @Option(help: ArgumentHelp("Encoder preset, fastest first: \(VideoEncoderSettings.presets.joined(separator: ", ")).",
+                               valueName: "PRESET"),
+            completion: .list(VideoEncoderSettings.presets))
+    var preset: String = "ultrafast"
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Constant rate factor, 0-51: lower is better quality. (default: 28)",
+                                                         valueName: "CRF"))
+    var crf: Int?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Average video bitrate instead of --crf, e.g. 6M or 800k.", valueName: "RATE"))
+    var bitrate: String?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("AAC bitrate, 32k-512k.", valueName: "RATE"))
+    var audioBitrate = "160k"
+
+    static let presets = VideoEncoderSettings.presets
+
+    func validate() throws {
         guard Self.presets.contains(preset) else {
             throw ValidationError("--preset must be one of \(Self.presets.joined(separator: ", "))")
         }
@@ -167,7 +220,6 @@ struct OutputFormatOptions: ParsableArguments {
         guard let a = Self.bits(audioBitrate), (32_000...512_000).contains(a) else {
             throw ValidationError("--audio-bitrate must be 32k to 512k; got \(audioBitrate)")
         }
-        guard [0, 90, 180, 270].contains(rotate) else { throw ValidationError("--rotate must be 0, 90, 180 or 270; got \(rotate)") }
     }
 
     /// "6M", "800k", "2500000" in bits per second.
@@ -179,45 +231,11 @@ struct OutputFormatOptions: ParsableArguments {
         return Int(number * scale)
     }
 
-    var canvas: Size { Size(parsing: size) ?? PiPLayout.defaultCanvas }
-
-    /// The settings, with the encoder `--encoder` chooses (`hiddenEncoder`, a test knob,
-    /// overrides both); for auto, a line says which and why (unless quiet).
-    func videoSettings(hiddenEncoder: String?, reporting: ReportingOptions) -> VideoEncoderSettings {
-        var s = videoSettings(encoder: hiddenEncoder)
-        guard hiddenEncoder == nil, encoder == .auto else { return s }
-        let decision = EncoderChoice.auto(s)
-        s.encoder = decision.encoder
-        reporting.note(decision.explanation)
-        return s
-    }
-
-    func videoSettings(encoder: String?) -> VideoEncoderSettings {
-        var s = VideoEncoderSettings()
-        s.codec = codec
-        if let encoder { s.encoder = encoder }
-        s.size = canvas
-        s.framesPerSecond = Int32(rate)
-        s.preset = preset
-        s.crf = crf ?? 28
-        s.bitrate = bitrate.flatMap(Self.bits)
-        s.audioBitrate = Self.bits(audioBitrate) ?? 160_000
-        return s
-    }
-
-    /// The metadata asked for, with the rotation players apply.
-    func metadata(_ asked: MetadataOptions) -> MovWriter.Metadata {
-        var m = asked.metadata
-        m.rotation = rotate
-        return m
-    }
-
-    /// "1280x720 H.264 25 fps"
-    var description: String { "\(canvas) \(codec.displayName) \(rate) fps" }
 }
 
 struct EncodingOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: ArgumentHelp("The file to write: .mov (QuickTime) or .mp4 (MP4).", valueName: "OUT.mov"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("The file to write: .mov (QuickTime) or .mp4 (MP4).", valueName: "OUT.mov"),
+            completion: .file(extensions: ["mov", "mp4"]))
     var output: String
 
     @OptionGroup var format: OutputFormatOptions
@@ -230,11 +248,8 @@ struct EncodingOptions: ParsableArguments {
     @Option(help: .hidden)
     var videoEncoder: String?
 
-    @Flag(help: "Show FFmpeg's own warnings.")
-    var verbose = false
-
-    func videoSettings(reporting: ReportingOptions) -> VideoEncoderSettings {
-        format.videoSettings(hiddenEncoder: videoEncoder, reporting: reporting)
+    func videoSettings(_ encoding: EncoderOptions, reporting: ReportingOptions) -> VideoEncoderSettings {
+        format.videoSettings(encoding, hiddenEncoder: videoEncoder, reporting: reporting)
     }
 
     var metadata: MovWriter.Metadata { format.metadata(metadataOptions) }
@@ -265,8 +280,11 @@ struct ReportingOptions: ParsableArguments {
     @Flag(help: "Print errors only: no progress, no summary.")
     var quiet = false
 
-    @Flag(help: "Print the summary as one JSON object (stdout).")
+    @Flag(help: "Print the summary as one line of JSON on stdout (see the man page for its keys).")
     var json = false
+
+    @Flag(help: "Show FFmpeg's own warnings.")
+    var verbose = false
 
     /// The running progress or status line: on a terminal, unless quiet or JSON is asked.
     var showsLiveLine: Bool { !quiet && !json && TerminalLine.shared.enabled }

@@ -17,56 +17,32 @@ struct Record: ParsableCommand {
             q, Ctrl-C or SIGTERM stops and finishes the file. With --preview, a window \
             shows the recording (live while paused): clicking the inset or s swaps, dragging it moves it to the \
             nearest corner (in the file too), p pauses, q or closing the window stops. With one camera, it \
-            is recorded alone; a camera lost while recording leaves the other full frame.
+            is recorded alone; a camera lost while recording leaves the other full frame. A take \
+            that was killed is completed by dualcam finish.
+
+            EXAMPLES:
+              Two webcams, the first full frame, until q or Ctrl-C:
+                dualcam record --back /dev/video0 --front /dev/video2 -o take.mov
+              Ten seconds, 720p, a USB camera's microphone (dualcam devices lists them):
+                dualcam record --duration 10 --size 1280x720 \\
+                  --audio plughw:CARD=C920 -o take.mov
+              Two files played as cameras, with the sound of the first:
+                dualcam record --back talk.mp4 --front face.mp4 --audio back \\
+                  --duration 5 -o take.mov
+              Complete a take that was killed or lost power:
+                dualcam finish take.mov
             """)
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The .mov or .mp4 file to write (default: dualcam-DATE-TIME.mov); none writes "
-                                                      + "no file, with --virtual-camera, --preview or --stream.",
-                                                      valueName: "OUT.mov|none"))
-    var output: String?
-    @Option(help: ArgumentHelp("The main camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var back: String?
-    @Option(help: ArgumentHelp("The inset camera: /dev/videoN or a video file.", valueName: "DEV|FILE")) var front: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS"))
-    var duration: Double?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Capture size asked of the cameras, kept even when they are slow at it (default: the output's "
-                               + "--size, or the largest size at which a camera reaches --fps).", valueName: "WxH"))
-    var capture: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Frame rate asked of the cameras (default: the output's --rate); formats and sizes that "
-                               + "reach it are chosen first.", valueName: "FPS"))
-    var fps: Double?
-    @Option(help: ArgumentHelp("Audio: an ALSA capture device (hw:1, plughw:CARD=C920, pipewire), none for a silent "
-                               + "track, or back/front for the sound of a file given as --back/--front, in sync with "
-                               + "its picture (default: the system's default device, the sound server on a PipeWire or "
-                               + "PulseAudio desktop).", valueName: "ALSA_DEVICE|none|back|front"))
-    var audio: String?
-    @Option(name: .customLong("control"), help: ArgumentHelp(
-        "Camera controls to set when a camera opens, over those saved with dualcam controls (repeatable): "
-            + "back:brightness=150,auto_exposure=1 (dualcam devices lists them).", valueName: "back|front:NAME=VALUE,..."))
-    var controls: [String] = []
-    @Flag(help: "Start with the pictures swapped.") var swap = false
-    @Option(help: ArgumentHelp("Also show the composed picture as a camera other programs read (a video call): a v4l2loopback device (sudo modprobe v4l2loopback exclusive_caps=1 card_label=DualCam video_nr=10).", valueName: "DEV"))
-    var virtualCamera: String?
-    @Option(help: ArgumentHelp("Also send the recording live (the same encoding): srt://HOST:PORT (MPEG-TS), rtmp://HOST/APP/KEY "
-                               + "(FLV, with --codec h264), udp:// or tcp://. A dropped network or a server that goes away "
-                               + "never stops the recording: the stream reconnects with backoff.", valueName: "URL"))
-    var stream: String?
-    @Option(help: ArgumentHelp("Use only this camera pixel format: \(Self.pixelFormatNames).", valueName: "FOURCC"))
-    var pixelFormat: String?
-    @Flag(help: "Once stopped, play the take in a window: k keeps it, d then y discards it.") var review = false
-    @Flag(help: ArgumentHelp("Also keep each camera's own picture beside the take (OUT.back.mov, OUT.front.mov, H.264), "
-                             + "and the swaps (OUT.dualcam.json), for dualcam relayout.")) var iso = false
-    @Flag(help: "Replace OUT if it exists.") var overwrite = false
-    @Option(help: ArgumentHelp("When the file's pictures are encoded: auto (as recorded while the encoder keeps up; from the moment it "
-                               + "cannot, every frame goes to OUT.intermediate.mov, H.264, and the rest is encoded after the stop), "
-                               + "live (as recorded; frames are skipped when the encoder cannot keep up), after (every frame to the "
-                               + "intermediate, all encoded after the stop). The intermediate takes about 4 MB a second of disk "
-                               + "while it is written. With --stream or -o none, the encoding is live.", valueName: "auto|live|after"))
-    var encode: EncodeMode = .auto
-    @OptionGroup var format: OutputFormatOptions
-    @OptionGroup var layout: LayoutOptions
-    @OptionGroup var metadata: MetadataOptions
-    @OptionGroup var reporting: ReportingOptions
-    @OptionGroup var previewOptions: PreviewOptions
+    @OptionGroup(title: "Cameras") var cameras: RecordCameraOptions
+    @OptionGroup(title: "Sound") var sound: RecordSoundOption
+    @OptionGroup(title: "Recording") var take: RecordTakeOptions
+    @OptionGroup(title: "Output") var format: OutputFormatOptions
+    @OptionGroup(title: "Output") var metadata: MetadataOptions
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
+    @OptionGroup(title: "Layout") var layout: LayoutOptions
+    @OptionGroup(title: "Also send to") var also: RecordAlsoOptions
+    @OptionGroup(title: "Messages") var reporting: ReportingOptions
+    @OptionGroup(title: "Messages") var previewOptions: PreviewOptions
     // Test knobs, hidden: the vivid VM emulates about 20x slower than real hardware, where
     // no 1080p encoder keeps real time; its A/V sync scenario records a small canvas with a
     // cheap encoder so that timing, not throughput, is what it measures.
@@ -76,15 +52,27 @@ struct Record: ParsableCommand {
     @Flag(help: .hidden) var skipSpeedCheck = false
     @Option(parsing: .unconditional, help: .hidden) var maxEncoderLag: Double = 1
 
+    var output: String? { take.output }
+    var back: String? { cameras.back }
+    var front: String? { cameras.front }
+    var duration: Double? { take.duration }
+    var capture: String? { cameras.capture }
+    var fps: Double? { cameras.fps }
+    var audio: String? { sound.audio }
+    var controls: [String] { cameras.controls }
+    var swap: Bool { take.swap }
+    var virtualCamera: String? { also.virtualCamera }
+    var stream: String? { also.stream }
+    var pixelFormat: String? { cameras.pixelFormat }
+    var review: Bool { take.review }
+    var iso: Bool { take.iso }
+    var overwrite: Bool { take.overwrite }
+    var encode: EncodeMode { take.encode }
+
     static let longestDuration = 366.0 * 86_400
 
     /// What `--encode` means with this command line: a stream, or no file, is encoded live.
     var encodeMode: EncodeMode { output == "none" || stream != nil ? .live : encode }
-    /// YUYV, UYVY, NV12, YU12 or MJPG: the table's names, in its order.
-    static var pixelFormatNames: String {
-        let names = CameraPixelFormat.names
-        return names.dropLast().joined(separator: ", ") + " or " + names.last!
-    }
     static let largestCapture = Size(width: 8192, height: 8192)
 
     /// The layout on --size, or on the hidden test canvas with the 1080p layout as it is.
@@ -106,7 +94,7 @@ struct Record: ParsableCommand {
         }
         if let fps, !(fps > 0 && fps <= 240) { throw ValidationError("--fps must be more than 0 and at most 240; got \(fps)") }
         if let pixelFormat, CameraPixelFormat.named(pixelFormat) == nil {
-            throw ValidationError("--pixel-format must be \(Self.pixelFormatNames)")
+            throw ValidationError("--pixel-format must be \(RecordCameraOptions.pixelFormatNames)")
         }
         _ = try outputLayout()
         _ = try Self.controlsByRole(controls)
@@ -129,7 +117,7 @@ struct Record: ParsableCommand {
     }
 
     func run() throws {
-        FFmpegLog.setVerbose(false)
+        FFmpegLog.setVerbose(reporting.verbose)
         let session = RecordSession(plan: try plan(), reporting: reporting, preview: previewOptions, review: review,
                                     checksSpeed: !skipSpeedCheck)
         try session.run()

@@ -29,7 +29,7 @@ extension Record {
         plan.pixelFormat = pixelFormat.flatMap { CameraPixelFormat.named($0)?.fourcc }
         (plan.backControls, plan.frontControls) = try Self.controlsByRole(controls)
         plan.layout = try outputLayout()
-        plan.video = format.videoSettings(hiddenEncoder: videoEncoder, reporting: reporting)
+        plan.video = format.videoSettings(encoder, hiddenEncoder: videoEncoder, reporting: reporting)
         plan.video.size = plan.layout.canvas
         plan.overwrite = overwrite
         plan.encode = encodeMode

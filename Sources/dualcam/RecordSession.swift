@@ -72,9 +72,7 @@ struct RecordSession {
     /// The summary: JSON, or a line or two (none when quiet).
     private func report(_ s: RecordSummary) throws {
         if reporting.json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(s), as: UTF8.self))
+            print(try JSONOutput.line(schema: "dualcam.record/1", s, OutputFacts(plan.video)))
             return
         }
         guard !reporting.quiet else { return }

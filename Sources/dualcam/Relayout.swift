@@ -3,6 +3,11 @@ import Foundation
 import MediaIO
 import Pipeline
 
+/// relayout's `--no-swaps`.
+struct NoSwapsOption: ParsableArguments {
+    @Flag(help: "No swaps: BACK full frame (or on the left) throughout, instead of the take's swaps.") var noSwaps = false
+}
+
 struct Relayout: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Compose a take recorded with --iso again from its cameras' own files.",
@@ -12,17 +17,26 @@ struct Relayout: ParsableCommand {
             it. The swaps made while recording are kept (from TAKE.dualcam.json) unless \
             --swap-at gives others or --no-swaps drops them; the layout is compose's: another \
             corner, another inset, or --layout side-by-side.
+
+            EXAMPLES:
+              Record with each camera's own file kept, then lay the take out side by side:
+                dualcam record -o take.mov --iso
+                dualcam relayout take.mov -o take-sbs.mov --layout side-by-side
+              The same take with the inset bottom left and no swaps:
+                dualcam relayout take.mov -o take-plain.mov --corner bottom-left \\
+                  --no-swaps
             """)
 
-    @Argument(help: "The take, recorded with record --iso.") var take: String
-    @OptionGroup var encoding: EncodingOptions
-    @OptionGroup var layout: LayoutOptions
-    @OptionGroup var reporting: ReportingOptions
-    @OptionGroup var previewOptions: PreviewOptions
+    @Argument(help: "The take, recorded with record --iso.", completion: .file(extensions: ["mov", "mp4"])) var take: String
+    @OptionGroup(title: "Output") var encoding: EncodingOptions
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
+    @OptionGroup(title: "Layout") var layout: LayoutOptions
+    @OptionGroup(title: "Swaps") var swapTimes: SwapTimes
+    @OptionGroup(title: "Swaps") var swapChoice: NoSwapsOption
+    @OptionGroup(title: "Messages") var reporting: ReportingOptions
+    @OptionGroup(title: "Messages") var previewOptions: PreviewOptions
 
-    @OptionGroup var swapTimes: SwapTimes
-
-    @Flag(help: "No swaps: the back camera full frame (or on the left) throughout.") var noSwaps = false
+    var noSwaps: Bool { swapChoice.noSwaps }
 
     func validate() throws {
         _ = try layout.layout(canvas: encoding.format.canvas)
@@ -30,7 +44,7 @@ struct Relayout: ParsableCommand {
     }
 
     func run() throws {
-        FFmpegLog.setVerbose(encoding.verbose)
+        FFmpegLog.setVerbose(reporting.verbose)
         let back = IsoFiles.path(for: take, role: "back"), front = IsoFiles.path(for: take, role: "front")
         guard FileManager.default.fileExists(atPath: take) else { throw Failure("\(take): No such file or directory") }
         guard FileManager.default.fileExists(atPath: back) else {
@@ -46,7 +60,7 @@ struct Relayout: ParsableCommand {
         if usesRecorded { options.swapsNamed = "the swap recorded at" }
         options.audio = AudioChoice.none
         options.soundOf = take
-        try Compose.execute(options, describing: "\(take)'s cameras", encoding: encoding, layout: layout, reporting: reporting,
+        try Compose.execute(options, describing: "\(take)'s cameras", encoding: encoding, encoder: encoder, layout: layout, reporting: reporting,
                             previewOptions: previewOptions)
     }
 

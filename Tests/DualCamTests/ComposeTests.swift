@@ -169,9 +169,9 @@ import Testing
                 "\(source)=s=\(size):r=30,trim=duration=3", "-c:v", "libx264", "-preset", "ultrafast", "-g", "10",
                 "-bf", "0", "-pix_fmt", "yuv420p", "-colorspace", "bt709", path]).status == 0)
         }
-        let r = try dualcam(["compose", back, front, "-o", out])
+        let r = try dualcam(["compose", back, front, "-o", out, "--json"])
         try #require(r.status == 0, "\(r.stderr)")
-        let inPlace = try #require(r.stdout.firstMatch(of: /(\d+) composed in place/).flatMap { Int($0.1) })
+        let inPlace = try #require(r.stdout.firstMatch(of: /"composed_in_place":(\d+)/).flatMap { Int($0.1) })
         #expect(inPlace >= 45, "\(r.stdout)")
         let keys = try run(Env.tool("ffprobe")!, ["-v", "error", "-select_streams", "v", "-show_entries", "packet=flags",
                                                   "-of", "csv=p=0", out]).stdout

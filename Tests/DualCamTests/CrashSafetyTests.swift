@@ -124,7 +124,7 @@ import Testing
             #expect(stopTook < 5, "the stop took \(stopTook) s")
             #expect(memory.count == 2 && Double(memory[1]) <= 1.1 * Double(memory[0]), "resident kB at 5 s and 20 s: \(memory)")
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(s.stdout.utf8)) as? [String: Any], "\(s.stderr)")
-            #expect((summary["encoderSkippedFrames"] as? Int ?? 0) > 0, "the encoder kept up: nothing here was tested \(summary)")
+            #expect((summary["encoder_skipped_frames"] as? Int ?? 0) > 0, "the encoder kept up: nothing here was tested \(summary)")
             try Self.expectRegularFaststart(stopped)
             #expect(try Self.packetsEnd(stopped, stream: "v:0") > 15)
         }
@@ -158,13 +158,13 @@ import Testing
             let r = try dualcam(options + ["--duration", "10", "-o", out])
             try #require(r.status == 0, "\(r.stderr)")
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stderr)")
-            print("busy take: \(summary["frames"] ?? "?") frames, \(summary["encoderSkippedFrames"] ?? "?") skipped, "
-                  + "p99 \(summary["latencyP99Ms"] ?? "?") ms, \(summary["framesEncodedAfterStop"] ?? "?") encoded after the stop, "
-                  + "finished \(summary["finishingSeconds"] ?? "?") s after it")
+            print("busy take: \(summary["frames"] ?? "?") frames, \(summary["encoder_skipped_frames"] ?? "?") skipped, "
+                  + "p99 \(summary["latency_p99_ms"] ?? "?") ms, \(summary["frames_encoded_after_stop"] ?? "?") encoded after the stop, "
+                  + "finished \(summary["finishing_seconds"] ?? "?") s after it")
             #expect(summary["frames"] as? Int == 300)
-            #expect(summary["encoderSkippedFrames"] as? Int == 0, "\(summary)")
-            #expect((summary["latencyP99Ms"] as? Double ?? 1e9) < 16, "\(summary)")
-            #expect((summary["framesEncodedAfterStop"] as? Int ?? 0) > 0, "the encoder kept up: nothing here was tested \(summary)")
+            #expect(summary["encoder_skipped_frames"] as? Int == 0, "\(summary)")
+            #expect((summary["latency_p99_ms"] as? Double ?? 1e9) < 16, "\(summary)")
+            #expect((summary["frames_encoded_after_stop"] as? Int ?? 0) > 0, "the encoder kept up: nothing here was tested \(summary)")
             #expect(OutputPath.entry(Intermediate.path(for: out)) == nil, "the intermediate was left behind")
             try Self.expectRegularFaststart(out)
             let video = try #require(try Probe(out).stream("video"))

@@ -28,7 +28,7 @@ extension RecordTests {
         }
         try #require(r.status == 0, "\(r.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
-        let left = try #require(summary["pausedSeconds"] as? Double)
+        let left = try #require(summary["paused_seconds"] as? Double)
         #expect(summary["pauses"] as? Int == 1, "\(summary)")
         #expect(left > 1.7 && left < 2.5, "\(left) s left out of a 2 s pause")
         let pausedAt = try #require(r.stderrLines.lazy.compactMap { line -> Double? in

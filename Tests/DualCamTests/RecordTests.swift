@@ -25,10 +25,10 @@ import Testing
         // The summary is one JSON object with the latency figures.
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(summary["frames"] as? Int == 75)
-        #expect((summary["latencyP99Ms"] as? Double ?? 1e9) < 1000)
-        #expect(summary["singleCamera"] as? Bool == false)
+        #expect((summary["latency_p99_ms"] as? Double ?? 1e9) < 1000)
+        #expect(summary["single_camera"] as? Bool == false)
         try Probe.expectPicturesOnTheirSlots(out)
-        if summary["encoderSkippedFrames"] as? Int == 0 {
+        if summary["encoder_skipped_frames"] as? Int == 0 {
             #expect(v["avg_frame_rate"] as? String == "30/1")
         }
     }
@@ -194,8 +194,8 @@ import Testing
         try #require(r.status == 0, "\(r.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(summary["frames"] as? Int == 60)
-        #expect((28...31).contains(summary["repeatedFrames"] as? Int ?? -1), "\(summary)")
-        #expect(summary["droppedBackFrames"] as? Int == 0)
+        #expect((28...31).contains(summary["repeated_frames"] as? Int ?? -1), "\(summary)")
+        #expect(summary["dropped_back_frames"] as? Int == 0)
         let blueFrom = try Decode.thumbnails(out).firstIndex { t in
             let c = meanRGB(t, width: 8, x: 0, y: 0, w: 8, h: 8)
             return c.2 > 160 && c.0 < 90
@@ -232,7 +232,7 @@ import Testing
         try #require(r.status == 0, "\(r.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(summary["frames"] as? Int == 150)
-        let skipped = summary["encoderSkippedFrames"] as? Int ?? 0
+        let skipped = summary["encoder_skipped_frames"] as? Int ?? 0
         #expect(skipped > 0, "the encoder kept up: nothing here was tested \(summary)")
         #expect(r.stderr.contains("the encoder is behind (slower than real time)"), "\(r.stderr)")
         let p = try Probe(out)
@@ -257,9 +257,9 @@ import Testing
                              "--skip-speed-check", "--json", "-o", out])
         try #require(r.status == 0, "\(r.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
-        #expect(summary["frames"] as? Int == 150 && summary["encoderSkippedFrames"] as? Int == 0, "\(summary)")
+        #expect(summary["frames"] as? Int == 150 && summary["encoder_skipped_frames"] as? Int == 0, "\(summary)")
         #expect(summary["encode"] as? String == "auto")
-        #expect((summary["framesEncodedAfterStop"] as? Int ?? 0) > 0, "the encoder kept up: nothing here was tested \(summary)")
+        #expect((summary["frames_encoded_after_stop"] as? Int ?? 0) > 0, "the encoder kept up: nothing here was tested \(summary)")
         #expect(r.stderr.contains("the take goes on in kept.mov.intermediate.mov"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.path("kept.mov.intermediate.mov")))
         let p = try Probe(out)
@@ -471,7 +471,7 @@ import Testing
         #expect(r.stderr.contains("front.avi: decoding MJPG at 1/2 size for the inset"), "\(r.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         // Nine cut JPEGs come due in 1.5 s (one fewer or more by where the stop falls).
-        let damaged = summary["cameraDamagedFrames"] as? Int ?? 0
+        let damaged = summary["camera_damaged_frames"] as? Int ?? 0
         #expect((8...10).contains(damaged), "\(summary)")
         let (packets, timeBase) = try Probe.packets(out, stream: "v:0")
         let ours = try Decode.frame(out, index: packets.count - 1, pixelFormat: "rgb24")

@@ -184,8 +184,8 @@ import Testing
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(summary["frames"] as? Int == 90)
         #expect(summary["output"] as? String == out)
-        #expect(summary["audioSource"] as? String == "back")
-        #expect((summary["framesPerSecond"] as? Double ?? 0) > 0)
+        #expect(summary["audio_source"] as? String == "back")
+        #expect((summary["processing_fps"] as? Double ?? 0) > 0)
     }
 
     /// A recording that fails after it set the keyboard's mode (here: -o none with a preview

@@ -19,9 +19,9 @@ extension VividTests {
         let readers = (try? String(contentsOfFile: dir.path("readers.txt"), encoding: .utf8)) ?? ""
         #expect(Self.status(dir) == 0, "\(log)")
         let summary = try Self.summary(dir)
-        let camera = try #require(summary["virtualCamera"] as? [String: Any], "\(summary)")
+        let camera = try #require(summary["virtual_camera"] as? [String: Any], "\(summary)")
         #expect(camera["device"] as? String == "/dev/video5" && camera["failure"] == nil, "\(camera)")
-        #expect((camera["framesWritten"] as? Int ?? 0) >= 400, "\(camera)")
+        #expect((camera["frames_written"] as? Int ?? 0) >= 400, "\(camera)")
         #expect(summary["frames"] as? Int == 480, "\(summary)")
         _ = try Self.checkFile(dir.path("out.mov"), seconds: 16, small: true)
 
@@ -51,9 +51,9 @@ extension VividTests {
         #expect(dir.contents.allSatisfy { !$0.hasSuffix(".mov") } && (try? FileManager.default.contentsOfDirectory(
             atPath: dir.path("cwd")))?.isEmpty == true, "\(dir.contents)")
         let summary = try Self.summary(dir)
-        let camera = try #require(summary["virtualCamera"] as? [String: Any], "\(summary)")
+        let camera = try #require(summary["virtual_camera"] as? [String: Any], "\(summary)")
         #expect(summary["output"] as? String == "none" && summary["frames"] as? Int == 360, "\(summary)")
-        #expect(camera["failure"] == nil && (camera["framesWritten"] as? Int ?? 0) >= 300, "\(camera)")
+        #expect(camera["failure"] == nil && (camera["frames_written"] as? Int ?? 0) >= 300, "\(camera)")
         let reference = dir.path("reference.mov")
         let composed = try dualcam(["compose", dir.path("back.mkv"), dir.path("front.mkv"), "--size", "640x360", "--codec", "h264",
                                     "--crf", "0", "-o", reference])

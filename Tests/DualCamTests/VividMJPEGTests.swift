@@ -74,7 +74,7 @@ extension VividTests {
         let log = Self.stderr(dir)
         #expect(Self.status(dir) == 0, "\(log)")
         let summary = try Self.summary(dir)
-        let damaged = summary["cameraDamagedFrames"] as? Int ?? 0
+        let damaged = summary["camera_damaged_frames"] as? Int ?? 0
         print("damaged JPEGs skipped over 3 s: \(damaged)")
         // ~90 frames offered, one in four damaged; the emulated VM delivers only part of them
         // (11 of ~22 damaged ones counted in one run).

@@ -22,7 +22,7 @@ import Testing
         for summary in ["summary.json", "hd-summary.json"] {
             guard let data = try? Data(contentsOf: URL(fileURLWithPath: dir.path(summary))),
                   let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                  let p50 = json["latencyP50Ms"] as? Double else { continue }
+                  let p50 = json["latency_p50_ms"] as? Double else { continue }
             #expect(p50 >= 0, "\(name): live latency p50 \(p50) ms")
         }
         return dir
@@ -125,9 +125,9 @@ import Testing
                 || log.contains("ALSA's default device cannot be opened (Host is down): recording hw:0,0 (Loopback)"),
                 "the default microphone: \(log)")
         let summary = try Self.summary(dir)
-        let frames = try #require(summary["frames"] as? Int), repeated = try #require(summary["repeatedFrames"] as? Int)
-        print("webcam-default: \(repeated) of \(frames) frames repeated, \(summary["encoderSkippedFrames"] ?? "?") skipped "
-              + "while the encoder was behind, latency p50 \(summary["latencyP50Ms"] ?? "?") ms")
+        let frames = try #require(summary["frames"] as? Int), repeated = try #require(summary["repeated_frames"] as? Int)
+        print("webcam-default: \(repeated) of \(frames) frames repeated, \(summary["encoder_skipped_frames"] ?? "?") skipped "
+              + "while the encoder was behind, latency p50 \(summary["latency_p50_ms"] ?? "?") ms")
         // At the 12.5 fps the old choice gave, 58 % of the frames repeated; at 30 fps on an
         // idle machine 1-3 of 180 do (vivid under emulation drops one now and then). With a
         // busy process beside the VM it was 3-10, and 38 once.
@@ -331,7 +331,7 @@ import Testing
         // at its first frame. The emulated VM stalls now and then, so 2 s more is allowed.
         #expect(lost > 2 && lost < 5 && back > lost + 2 && back < lost + 5, "\(log)")
         let summary = try Self.summary(dir)
-        #expect(summary["cameraReopened"] as? Int == 1)
+        #expect(summary["camera_reopened"] as? Int == 1)
         let frames = try Self.checkFile(dir.path("out.mov"), seconds: 10, small: true)
         func corner(_ seconds: Double) throws -> (Int, Int, Int) {
             Self.smallInset(try Decode.frame(dir.path("out.mov"), atSeconds: seconds, pixelFormat: "rgb24"))
@@ -406,7 +406,7 @@ import Testing
     /// what is recorded.
     @Test func aPausedRecordingIsInSyncWithTheMicrophoneAfterIt() throws {
         let summary = try Self.expectMarkersInSync(scenario: "av-pause", seconds: 7)
-        let paused = summary?["pausedSeconds"] as? Double ?? 0
+        let paused = summary?["paused_seconds"] as? Double ?? 0
         #expect(summary?["pauses"] as? Int == 1 && paused > 0.4 && paused < 1.5, "paused \(paused) s")
     }
 
@@ -417,7 +417,7 @@ import Testing
         let summary = try Self.expectMarkersInSync(scenario: "av-drift", seconds: 70)
         // 0.3 % of 70 s is 10080 samples the device never delivered; the corrector adds
         // about that many (the emulated loopback's own wander is ~0.07 %, 2400 samples).
-        let corrected = summary?["audioDriftCorrection"] as? Int ?? 0
+        let corrected = summary?["audio_drift_correction"] as? Int ?? 0
         print("audio drift correction over 70 s: \(corrected) samples")
         #expect((6000...14000).contains(corrected), "correction \(corrected) samples")
     }
@@ -499,7 +499,7 @@ import Testing
         #expect(abs(error) < frame, "A/V error \(error) ms (mean offset \(mean) ms)")
         #expect(spread <= frame + 2 * slack, "offsets spread over \(spread) ms: more than one frame of phase")
         let summary = try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("summary.json")))) as? [String: Any]
-        print("\(name): \(summary?["repeatedFrames"] ?? "?") repeated, \(summary?["encoderSkippedFrames"] ?? "?") skipped "
+        print("\(name): \(summary?["repeated_frames"] ?? "?") repeated, \(summary?["encoder_skipped_frames"] ?? "?") skipped "
               + "while the encoder was behind")
         return summary
     }

@@ -168,6 +168,6 @@ extension Recorder {
                              audioSilenceInserted: audio?.silenceInserted ?? 0, events: eventsSoFar,
                              virtualCamera: nil, stream: nil, isoFiles: nil,
                              pauses: loop.timeline.pause.count,
-                             pausedSeconds: loop.timeline.pausedSeconds(now: monotonicNow()))
+                             pausedSeconds: loop.timeline.pausedSeconds(now: monotonicNow()), swaps: loop.swapTimes)
     }
 }

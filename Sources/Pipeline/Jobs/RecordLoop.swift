@@ -18,6 +18,8 @@ final class RecordLoop {
     private var backlog = EncoderBacklog()
     private var reporter = StatusReporter()
     private var startedAt = 0.0
+    /// When the pictures were swapped, in seconds of the file.
+    private(set) var swapTimes: [Double] = []
     private let fps: Int
     /// Whether anything shows pictures while paused (else nothing is composed then).
     private let showsWhilePaused: Bool
@@ -108,6 +110,7 @@ final class RecordLoop {
             case let .said(line): recorder.event(line)
             case let .swapAsked(swapped, at):
                 guard let other = sources.other else { continue }
+                swapTimes.append(at)
                 recorder.event(String(format: "swap at %.2f s: %@ full frame", at, swapped ? other.name : sources.driver.name))
             case let .soundPaused(slot, at): queue.pauseSound(atSlot: slot, at: at)
             case let .resumeAsked(at): queue.resumeSoundAsked(at: at)

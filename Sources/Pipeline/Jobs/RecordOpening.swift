@@ -82,7 +82,7 @@ extension Recorder {
         case let .device(device):
             do { live = try LiveAudio(device: device) } catch { throw .media(error) }
         case .systemDefault:
-            guard let found = openDefaultAudio() else { return nil }
+            guard let found = openDefaultAudio(sources: sources) else { return nil }
             live = found
         }
         let f = live.capture.deviceFormat
@@ -106,7 +106,7 @@ extension Recorder {
 
     /// ALSA's `default`, else the first capture device that opens; nil (having said so in
     /// one line) when there is none: the recording goes on with a silent track.
-    private func openDefaultAudio() -> LiveAudio? {
+    private func openDefaultAudio(sources: [any FrameSource]) -> LiveAudio? {
         let why: String
         do { return try LiveAudio(device: "default") } catch {
             if case let .cannotOpen(_, reason) = error { why = reason } else { why = error.description }
@@ -120,8 +120,13 @@ extension Recorder {
             tried.append(d.device)
         }
         let others = tried.isEmpty ? "no other capture device" : "nor can \(tried.joined(separator: ", "))"
-        event("no microphone: ALSA's default device cannot be opened (\(why)) and \(others): "
-              + "recording a silent track (--audio DEVICE picks one; `dualcam devices` lists them; --audio none is silent without this line)")
+        // With files as cameras the sound people want is most often the file's own.
+        let files = sources.compactMap { $0 as? FileSource }
+        let fileSound = files.first { $0.path == plan.back }.map { "--audio back records \(($0.path as NSString).lastPathComponent)'s sound; " }
+            ?? files.first { $0.path == plan.front }.map { "--audio front records \(($0.path as NSString).lastPathComponent)'s sound; " }
+            ?? ""
+        event("no microphone: ALSA's default device cannot be opened (\(why)) and \(others): recording a silent track ("
+              + fileSound + "--audio DEVICE picks a microphone, `dualcam devices` lists them; --audio none is silent without this line)")
         return nil
     }
 }

@@ -51,6 +51,8 @@ public struct RecordSummary: Sendable, Codable {
     /// Seconds from the stop to the finished file (encoding what the intermediate held
     /// included).
     public var finishingSeconds: Double = 0
+    /// When the pictures were swapped, in seconds of the file (not --swap at the start).
+    public var swaps: [Double] = []
 }
 
 public struct VirtualCameraSummary: Codable, Sendable {

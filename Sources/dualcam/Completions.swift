@@ -1,0 +1,59 @@
+import Foundation
+import MediaIO
+
+/// What the shell completion scripts ask this program for as a user presses Tab (the
+/// argument parser's `---completion` calls): cameras, files, controls, microphones. Nothing
+/// here may hang or print: it runs on every Tab.
+enum Completions {
+    /// The V4L2 device nodes there are, and (unless `filesToo` is false) the files and
+    /// folders that start with `prefix`: --back and --front take either.
+    static func camerasAndFiles(_ prefix: String, filesToo: Bool = true) -> [String] {
+        let cameras = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? [])
+            .filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
+            .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }.map { "/dev/\($0)" }
+        guard filesToo else { return cameras }
+        return cameras + files(prefix)
+    }
+
+    /// Entries of `prefix`'s folder that start with its last part; folders end in "/".
+    static func files(_ prefix: String) -> [String] {
+        let slash = prefix.lastIndex(of: "/")
+        let folder = slash.map { String(prefix[...$0]) } ?? ""
+        let start = slash.map { String(prefix[prefix.index(after: $0)...]) } ?? prefix
+        let listed = (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
+        return listed.filter { $0.hasPrefix(start) && (start.hasPrefix(".") || !$0.hasPrefix(".")) }.sorted().map { name in
+            var isFolder: ObjCBool = false
+            let path = folder + name
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue ? path + "/" : path
+        }
+    }
+
+    /// `--control`'s values: back: and front:, then the controls of the camera that role
+    /// takes on this command line (or the first and second camera), as ROLE:NAME=.
+    static func controls(_ prefix: String, arguments: [String]) -> [String] {
+        guard let colon = prefix.firstIndex(of: ":") else { return ["back:", "front:"] }
+        let role = String(prefix[..<colon])
+        guard role == "back" || role == "front" else { return [] }
+        let device: String
+        if let i = arguments.lastIndex(of: "--\(role)"), i + 1 < arguments.count {
+            device = arguments[i + 1]
+        } else {
+            let cameras = camerasAndFiles("", filesToo: false)
+            let index = role == "back" ? 0 : 1
+            guard index < cameras.count else { return [] }
+            device = cameras[index]
+        }
+        return controlNames(device).map { "\(role):\($0)=" }
+    }
+
+    /// The controls a camera has (none for a file or a device that cannot be opened).
+    static func controlNames(_ device: String) -> [String] {
+        guard device.hasPrefix("/dev/"), let camera = try? V4L2Device(path: device) else { return [] }
+        return camera.controls().filter { !$0.readOnly && $0.type != "button" }.map(\.name)
+    }
+
+    /// `--audio`'s values: the ALSA capture devices, default, none, back and front.
+    static func microphones() -> [String] {
+        ["default", "none", "back", "front"] + ALSADevices.list().map(\.device)
+    }
+}
