@@ -42,7 +42,8 @@ struct RecordSession {
                                       speedCheck: checksSpeed && !reporting.quiet && encodes ? plan.video : nil,
                                       encode: plan.file == nil ? .live : plan.encode,
                                       finishing: plan.file.map { "finishing \($0), please wait (killed now, nothing is lost: dualcam finish \($0) completes it)" }
-                                          ?? "stopping, please wait")
+                                          ?? "stopping, please wait",
+                                      keyHints: keys.singleKeys)
         // Until the sources are open a stop signal ends the process at once: a source's open
         // may never return (a named pipe no one writes), and nothing has a name on disk yet.
         Interruption.exitAtOnceUntilStarted(true)
@@ -113,9 +114,12 @@ final class RecordReporter: RecordObserver {
     let speedCheck: VideoEncoderSettings?
     let encode: EncodeMode
     let finishing: String
+    /// Whether the status line names the keys (they act: a terminal in front).
+    let keyHints: Bool
 
     init(quiet: Bool, showsStatus: Bool, window: PreviewWindow?, speedCheck: VideoEncoderSettings?, encode: EncodeMode,
-         finishing: String) {
+         finishing: String, keyHints: Bool) {
+        self.keyHints = keyHints
         self.quiet = quiet
         self.showsStatus = showsStatus
         self.window = window
@@ -125,7 +129,9 @@ final class RecordReporter: RecordObserver {
     }
 
     func said(_ line: String) { if !quiet { say(line) } }
-    func status(_ status: RecordStatus) { if showsStatus { TerminalLine.shared.update(Self.statusText(status)) } }
+    func status(_ status: RecordStatus) {
+        if showsStatus { TerminalLine.shared.update(fitting: { StatusLine.text(status, columns: $0, keys: self.keyHints) }) }
+    }
     func sourcesOpened() { Interruption.exitAtOnceUntilStarted(false) }
     func willStart() { if let speedCheck, let warning = Self.speedWarning(speedCheck, encode: encode) { say(warning) } }
     func encodingAfterStop(done: Int, total: Int, seconds: Double) {
@@ -173,21 +179,6 @@ final class RecordReporter: RecordObserver {
         let presets = VideoEncoderSettings.presets
         if let i = presets.firstIndex(of: settings.preset), i > 0 { faster.append("--preset \(presets[i - 1])") }
         return faster
-    }
-
-    /// "REC 0:12  30.0 fps  p99 3.1 ms  0 repeated  0 dropped  audio [######----] -18 dB  full frame: /dev/video0";
-    /// "PAUSED 0:12 (p resumes)  audio ..." while paused.
-    static func statusText(_ s: RecordStatus) -> String {
-        if s.paused {
-            return "PAUSED \(clockText(s.seconds)) (p resumes)" + (s.audioPeak.map { "  audio " + levelMeter($0) } ?? "")
-                + (s.stream.map { "  stream \($0)" } ?? "") + "  full frame: \((s.fullFrame as NSString).lastPathComponent)"
-        }
-        var text = String(format: "REC %@  %.1f fps  p99 %.1f ms  %d repeated  %d dropped", clockText(s.seconds),
-                          s.framesPerSecond, s.latencyP99Ms, s.repeatedFrames, s.droppedBackFrames)
-        if s.encoderSkippedFrames > 0 { text += "  \(s.encoderSkippedFrames) skipped (encoder behind)" }
-        if let peak = s.audioPeak { text += "  audio " + levelMeter(peak) }
-        if let stream = s.stream { text += "  stream \(stream)" }
-        return text + "  full frame: \((s.fullFrame as NSString).lastPathComponent)"
     }
 
     /// Ten cells from -60 dBFS to 0, then the peak in dB: "[######----] -18 dB".

@@ -130,6 +130,8 @@ enum Interruption {
 /// or file, whole lines (`s`/`swap`, `q`/`quit`), so a script's "status" is not two swaps.
 final class KeyboardControl {
     private var saved: termios?
+    /// Whether single keys act (a terminal in front), so the status line can name them.
+    private(set) var singleKeys = false
     private var reader: OwnedThread?
 
     static func command(key: UInt8) -> ControlEvent? {
@@ -178,6 +180,7 @@ final class KeyboardControl {
             }
         }
         let keys = raw
+        singleKeys = raw
         // Never joined: it waits in a read of the terminal until the process ends.
         reader = OwnedThread(name: "dualcam-keys") {
             var byte: UInt8 = 0

@@ -28,6 +28,11 @@ final class TerminalLine: Sendable {
         }
     }
 
+    /// Shows the text `make` gives for the terminal's width, as `update` does.
+    func update(fitting make: (Int) -> String) {
+        update(make(Self.columns()))
+    }
+
     /// A line longer than the terminal wraps, and the next redraw would then clear only its
     /// last part: cut it to fit instead.
     static func fitted(_ text: String, columns: Int) -> String {

@@ -82,12 +82,55 @@ import Testing
         let lines = r.stdout.components(separatedBy: "\r\u{1B}[K")
         let paused = lines.filter { $0.hasPrefix("PAUSED ") }
         #expect(!paused.isEmpty && paused.allSatisfy {
-            $0.range(of: #"^PAUSED 0:0[12] \(p resumes\)  full frame: camera.mp4"#, options: .regularExpression) != nil
+            $0.range(of: #"^PAUSED 0:0[12]  full frame: camera.mp4  p resume  q stop$"#, options: .regularExpression) != nil
         }, "\(paused)")
         #expect(lines.contains { $0.hasPrefix("REC 0:02") }, "recording again after the pause: \(r.stdout)")
         #expect(r.stdout.contains("paused at ") && r.stdout.contains("; paused 1 time, 1."), "\(r.stdout)")
         let video = try #require(Probe.number(try Probe(out).stream("video")?["duration"]))
         #expect(video > 2.2 && video < 3.4, "\(video) s of a 4.5 s take paused for 1.5 s")
+    }
+
+    /// The status line on a terminal 80 and 60 columns wide, recording two cameras with sound:
+    /// every redraw stays under the width (a full line wraps, and the next redraw then
+    /// clears only its end), and still names the full-frame camera and the keys: at 80 in
+    /// words, with the level meter; at 60 shorter. Before, the line was cut at 80 before the
+    /// camera's name, and named no key.
+    @Test(.timeLimit(.minutes(2)))
+    func theStatusLineFitsEightyAndSixtyColumnsWithTheCameraAndTheKeys() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let back = dir.path("back.mp4"), front = dir.path("front.mp4")
+        for (path, picture) in [(back, "testsrc"), (front, "testsrc2")] {
+            try makeClip(path, ["-f", "lavfi", "-i", "\(picture)=s=640x360:r=30:d=6", "-f", "lavfi", "-i", "sine=f=440:d=6",
+                                "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest"])
+        }
+        for columns in [80, 60] {
+            let script = """
+                import fcntl, os, pty, struct, sys, termios, time
+                pid, fd = pty.fork()
+                if pid == 0:
+                    os.environ['TERM'] = 'xterm'
+                    os.execv(sys.argv[1], sys.argv[1:])
+                fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', 40, \(columns), 0, 0))
+                """ + "\n" + Self.collectTerminalOutput
+            let r = try run("/usr/bin/env", ["python3", "-c", script, Env.dualcam, "record", "--back", back, "--front", front,
+                                             "--audio", "back", "--size", "640x360", "--skip-speed-check", "--duration", "3",
+                                             "-o", dir.path("take\(columns).mov")])
+            #expect(r.status == 0, "\(r.stdout)")
+            let lines = r.stdout.components(separatedBy: "\r\u{1B}[K").map { $0.components(separatedBy: "\r\n")[0] }
+                .filter { $0.hasPrefix("REC ") }
+            #expect(lines.count >= 4, "\(columns) columns: \(r.stdout)")
+            for line in lines {
+                #expect(line.count < columns, "\(columns) columns, \(line.count): \(line)")
+                if columns == 80 {
+                    #expect(line.range(of: #"^REC 0:0\d  \d+ fps  \[[#-]{10}\] (-?\d+ dB|silent)  full: back.mp4  "#
+                                       + #"s swap  p pause  q stop$"#, options: .regularExpression) != nil, "\(line)")
+                } else {
+                    #expect(line.range(of: #"^REC 0:0\d  \d+ fps  (-?\d+ dB|silent)  full: back.mp4  s/p/q keys$"#,
+                                       options: .regularExpression) != nil, "\(line)")
+                }
+            }
+        }
     }
 
     /// `record ... &` from a shell: dualcam in a process group of its own that is not the

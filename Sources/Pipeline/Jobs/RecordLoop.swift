@@ -154,7 +154,7 @@ final class RecordLoop {
         if let s = reporter.due(now: monotonicNow(), frames: timeline.clock.next, fps: fps, latencies: counts.latencies,
                                 repeated: counts.repeated, dropped: counts.droppedBack,
                                 encoderSkipped: counts.encoderSkipped, fullFrame: counts.fullFrame,
-                                paused: timeline.pause.isPaused, stream: status, audio: { self.opened.audio?.takePeak() }) {
+                                paused: timeline.pause.isPaused, stream: status, canSwap: sources.other != nil, audio: { self.opened.audio?.takePeak() }) {
             recorder.observer.status(s)
         }
     }

@@ -18,6 +18,8 @@ public struct RecordStatus: Sendable {
     public var paused: Bool
     /// The live stream's state (connecting, live, reconnecting), when there is one.
     public var stream: String?
+    /// Whether there is another picture to swap to (two cameras, both there).
+    public var canSwap = true
 }
 
 /// Makes a `RecordStatus` every `interval` seconds out of the recorder's running counts.
@@ -31,7 +33,7 @@ struct StatusReporter {
 
     /// A status when one is due at `now`, else nil.
     mutating func due(now: Double, frames: Int, fps: Int, latencies: [Double], repeated: Int, dropped: Int,
-                      encoderSkipped: Int, fullFrame: String, paused: Bool, stream: String?,
+                      encoderSkipped: Int, fullFrame: String, paused: Bool, stream: String?, canSwap: Bool,
                       audio: () -> Float?) -> RecordStatus? {
         guard let last = lastAt else {
             (lastAt, lastFrames) = (now, frames)
@@ -43,6 +45,6 @@ struct StatusReporter {
         let p99 = Array(latencies.suffix(fps)).sorted().nearestRank(0.99) * 1000
         return RecordStatus(seconds: Double(frames) / Double(fps), framesPerSecond: rate, repeatedFrames: repeated,
                             droppedBackFrames: dropped, latencyP99Ms: p99, audioPeak: audio(), fullFrame: fullFrame,
-                            encoderSkippedFrames: encoderSkipped, paused: paused, stream: stream)
+                            encoderSkippedFrames: encoderSkipped, paused: paused, stream: stream, canSwap: canSwap)
     }
 }
