@@ -10,7 +10,8 @@ struct BenchCommand: ParsableCommand {
         abstract: "Measure per-frame latency of the product's paths, against libswscale doing the same work.",
         discussion: "Runs dualcam-bench, installed beside dualcam; `dualcam bench --help` shows its options.")
 
-    @Argument(parsing: .captureForPassthrough, help: "What dualcam-bench takes (see `dualcam bench --help`).")
+    @Argument(parsing: .captureForPassthrough, help: "What dualcam-bench takes (see `dualcam bench --help`).",
+              completion: .custom { arguments, index, prefix in Completions.bench(arguments, index: index, prefix: prefix) })
     var arguments: [String] = []
 
     /// The harness beside this program (the build folder, PREFIX/bin), whatever name or link

@@ -52,6 +52,39 @@ enum Completions {
         return camera.controls().filter { !$0.readOnly && $0.type != "button" }.map(\.name)
     }
 
+    /// What `dualcam bench` takes, asked of the harness itself: its case names after
+    /// --cases, else its options.
+    static func bench(_ arguments: [String], index: Int, prefix: String) -> [String] {
+        let previous = index > 0 && index - 1 < arguments.count ? arguments[index - 1] : ""
+        if previous == "--cases" {
+            let listed = harnessOutput(["--list-cases"]).split(separator: "\n").dropFirst()
+            let names = listed.compactMap { $0.split(separator: " ").first.map(String.init) }
+            // A list in progress: complete its last name.
+            let done = prefix.contains(",") ? String(prefix[...prefix.lastIndex(of: ",")!]) : ""
+            return names.map { done + $0 }
+        }
+        guard let data = harnessOutput(["--experimental-dump-help"]).data(using: .utf8),
+              let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let command = root["command"] as? [String: Any], let arguments = command["arguments"] as? [[String: Any]]
+        else { return [] }
+        return arguments.compactMap { ($0["preferredName"] as? [String: Any])?["name"] as? String }.map { "--" + $0 }
+            .filter { $0 != "--experimental-dump-help" }
+    }
+
+    /// What the benchmark harness beside this program prints for `arguments` ("" if it cannot run).
+    private static func harnessOutput(_ arguments: [String]) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BenchCommand.harness)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return "" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// `--audio`'s values: the ALSA capture devices, default, none, back and front.
     static func microphones() -> [String] {
         ["default", "none", "back", "front"] + ALSADevices.list().map(\.device)

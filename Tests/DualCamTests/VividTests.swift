@@ -94,6 +94,7 @@ import Testing
         #expect(devices.count == 2)
         let formats = devices.first?["formats"] as? [[String: Any]] ?? []
         #expect(formats.contains { $0["fourcc"] as? String == "YUYV" && !(($0["modes"] as? [Any])?.isEmpty ?? true) })
+        try CommandLineTests.expectValid("devices", [dir.path("devices.json")])
     }
 
     @Test(arguments: [("two-nv12", "NV12"), ("two-uyvy", "UYVY")])
@@ -287,6 +288,8 @@ import Testing
         guard let dir = try Self.scenario("controls", cameras: 2) else { return }
         func text(_ name: String) -> String { (try? String(contentsOfFile: dir.path(name), encoding: .utf8)) ?? "" }
         #expect(text("devices.txt").contains("brightness (int): 0 to 255, default 128, now"), "\(text("devices.txt"))")
+        #expect(text("controls.json").contains("\"name\":\"brightness\""), "\(text("controls.json"))\(text("controls-stderr.txt"))")
+        try CommandLineTests.expectValid("controls", [dir.path("controls.json")])
         #expect(text("base-status").hasPrefix("0") && text("bright-status").hasPrefix("0"), "\(text("bright-stderr.txt"))")
         let bright = text("bright-stderr.txt")
         #expect(bright.contains("/dev/video0: control contrast=9999 not set: 9999 is out of its range, 0 to 255"), "\(bright)")

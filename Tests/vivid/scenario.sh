@@ -168,6 +168,7 @@ case $name in
     # is a line, not a failure); saved ones are applied at the next open and after a replug.
     small=(--canvas 320x180 --inset 64x48 --margin 8 --video-encoder mpeg4 --skip-speed-check --audio none --json)
     "$DUALCAM" devices > "$out/devices.txt" 2>&1
+    "$DUALCAM" controls /dev/video0 --json > "$out/controls.json" 2> "$out/controls-stderr.txt"
     "$DUALCAM" record "${small[@]}" --duration 2 -o "$out/base.mov" > /dev/null 2> "$out/base-stderr.txt"
     echo $? > "$out/base-status"
     "$DUALCAM" record "${small[@]}" --duration 2 -o "$out/bright.mov" \

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+
+/// The command line as people meet it: no command, a mistyped one, help in groups with
+/// examples, the benchmark's case list; and every `--json` output against its JSON Schema in
+/// Docs/json, checked by python3-jsonschema.
+@Suite struct CommandLineTests {
+    /// Checks each file (one output each) against Docs/json/KIND.schema.json.
+    static func expectValid(_ kind: String, _ files: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let schema = Env.repoRoot.appendingPathComponent("Docs/json/\(kind).schema.json").path
+        let checker = Env.repoRoot.appendingPathComponent("Tests/jsonschema/validate.py").path
+        let r = try run("/usr/bin/env", ["python3", checker, schema] + files)
+        #expect(r.status == 0, "\(kind): \(r.stderr)", sourceLocation: sourceLocation)
+    }
+
+    /// Writes one output to a file of its own, for the checker.
+    static func saved(_ text: String, in dir: TempDir, as name: String) throws -> String {
+        let path = dir.path(name)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func noCommandIsAShortUsageAndExit2() throws {
+        let r = try dualcam([])
+        #expect(r.status == 2, "\(r.status)")
+        #expect(r.stdout.isEmpty && r.stderr.hasPrefix("usage: dualcam <command> [options]"), "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count <= 6 && r.stderr.contains("compose") && r.stderr.contains("record"))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aMistypedCommandIsAnsweredWithTheNearestOne() throws {
+        for (typed, meant) in [("compse", "compose"), ("recrod", "record"), ("devcies", "devices"), ("finsh", "finish"),
+                               ("rec", "record"), ("Compose", "compose")] {
+            let r = try dualcam([typed, "a.mp4", "b.mp4", "-o", "c.mov"])
+            #expect(r.status == 64, "\(typed): \(r.status)")
+            #expect(r.stderr == "dualcam: '\(typed)' is not a dualcam command; did you mean '\(meant)'? (dualcam \(meant) --help)\n",
+                    "\(typed): \(r.stderr)")
+        }
+        let far = try dualcam(["xyzzy"])
+        #expect(far.status == 64 && far.stderr.contains("one of compose, record, relayout, finish, devices, controls, bench"),
+                "\(far.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "c.mov"))
+    }
+
+    /// Options in groups, the examples last, defaults in one form: "... (default: X)".
+    @Test(.timeLimit(.minutes(1)))
+    func helpHasGroupsExamplesLastAndOneFormOfDefaults() throws {
+        let groups = ["compose": ["OUTPUT:", "ENCODING:", "LAYOUT:", "SOUND:", "MESSAGES:"],
+                      "record": ["CAMERAS:", "SOUND:", "RECORDING:", "OUTPUT:", "ENCODING:", "LAYOUT:", "ALSO SEND TO:", "MESSAGES:"],
+                      "relayout": ["OUTPUT:", "ENCODING:", "LAYOUT:", "SWAPS:"], "finish": [], "devices": [], "controls": []]
+        for (command, titles) in groups {
+            let r = try dualcam([command, "--help"])
+            #expect(r.status == 0)
+            let text = r.stdout
+            for title in titles { #expect(text.contains("\n\(title)\n"), "\(command) --help lacks \(title)") }
+            let examples = try #require(text.range(of: "\nEXAMPLES:\n"), "\(command) --help has no EXAMPLES")
+            #expect(!text[examples.upperBound...].contains("OPTIONS:") && !text[examples.upperBound...].contains("USAGE:"),
+                    "\(command): EXAMPLES are not last")
+            #expect(text[examples.upperBound...].contains("    dualcam \(command == "relayout" ? "record" : command) "))
+            // Defaults after the sentence, as the parser writes its own.
+            #expect(text.range(of: #"\(default: [^)]*\)\."#, options: .regularExpression) == nil, "\(command): (default: ...).")
+        }
+        let compose = try dualcam(["compose", "--help"]).stdout
+        #expect(!compose.contains("front camera") || compose.contains("FRONT, or the front camera"), "compose speaks of cameras")
+        #expect(!compose.contains("relayout:"), "compose's help speaks of relayout")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func benchListsItsCasesAndPrintsTheBudgetAsGiven() throws {
+        let list = try dualcam(["bench", "--list-cases"])
+        #expect(list.status == 0)
+        for name in ["compose-1080p", "record-mjpeg-1080p", "pip-4k", "inset-only-480p", "kernels-4k", "kernels-swapped-720p"] {
+            #expect(list.stdout.contains("\n\(name) "), "--list-cases lacks \(name)")
+        }
+        #expect(list.stdout.contains("kernels-4k                  named "), "\(list.stdout)")
+        let tight = try dualcam(["bench", "--cases", "inset-only-480p", "--frames", "3", "--budget-ms", "0.01"])
+        #expect(tight.status == 1 && tight.stdout.contains("budget 0.01 ms per frame (p99): EXCEEDED"), "\(tight.stdout)")
+        let plain = try dualcam(["bench", "--cases", "inset-only-480p", "--frames", "3", "--budget-ms", "16"])
+        #expect(plain.stdout.contains("budget 16 ms per frame"), "\(plain.stdout)")
+    }
+
+    /// The schemas' own examples (shown in the man pages) hold.
+    @Test(.timeLimit(.minutes(1)))
+    func theDocumentedExamplesMatchTheirSchemas() throws {
+        for kind in ["compose", "record", "devices", "controls", "bench"] {
+            try Self.expectValid(kind, [Env.repoRoot.appendingPathComponent("Docs/json/\(kind).example.json").path])
+        }
+    }
+
+    /// compose, relayout, record (with --iso, swapped), devices and the three kinds of bench
+    /// output, as the programs print them; controls is checked in the VM, which has cameras.
+    @Test(.timeLimit(.minutes(4)))
+    func everyJSONOutputMatchesItsSchema() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let compose = try dualcam(["compose", Reference.back, Reference.front, "-o", dir.path("c.mov"), "--size", "640x360",
+                                   "--swap-at", "1", "--swap-at", "99", "--json"])
+        try #require(compose.status == 0, "\(compose.stderr)")
+        let composed = try #require(try JSONSerialization.jsonObject(with: Data(compose.stdout.utf8)) as? [String: Any])
+        #expect(composed["swaps"] as? [Double] == [1] && composed["codec"] as? String == "hevc"
+                && composed["width"] as? Int == 640 && composed["rate"] as? Int == 30
+                && composed["output"] as? String == dir.path("c.mov"), "\(compose.stdout)")
+        let take = dir.path("t.mov")
+        let record = try dualcam(["record", "--back", Reference.back, "--front", Reference.front, "--audio", "none", "--iso",
+                                  "--size", "640x360", "--codec", "h264", "--skip-speed-check", "--duration", "2", "-o", take, "--json"])
+        try #require(record.status == 0, "\(record.stderr)")
+        let recorded = try #require(try JSONSerialization.jsonObject(with: Data(record.stdout.utf8)) as? [String: Any])
+        #expect(recorded["codec"] as? String == "h264" && recorded["height"] as? Int == 360 && recorded["swaps"] as? [Double] == [],
+                "\(record.stdout)")
+        let relayout = try dualcam(["relayout", take, "-o", dir.path("r.mov"), "--layout", "side-by-side", "--size", "640x360",
+                                    "--json"])
+        try #require(relayout.status == 0, "\(relayout.stderr)")
+        let devices = try dualcam(["devices", "--json"])
+        #expect(devices.status == 0)
+        let times = try dualcam(["bench", "--cases", "inset-only-480p,compose-1080p", "--frames", "5", "--json"])
+        let mjpeg = try dualcam(["bench", "--mjpeg", "--frames", "3", "--json"])
+        let counted = try dualcam(["bench", "--instructions", "--counter", "callgrind", "--cases", "inset-only-480p", "--frames", "2",
+                                   "--json"])
+        #expect(times.status == 0 && mjpeg.status == 0 && counted.status == 0, "\(times.stderr)\(mjpeg.stderr)\(counted.stderr)")
+        try Self.expectValid("compose", [try Self.saved(compose.stdout, in: dir, as: "c.json"),
+                                         try Self.saved(relayout.stdout, in: dir, as: "r.json")])
+        try Self.expectValid("record", [try Self.saved(record.stdout, in: dir, as: "t.json")])
+        try Self.expectValid("devices", [try Self.saved(devices.stdout, in: dir, as: "d.json")])
+        try Self.expectValid("bench", [try Self.saved(times.stdout, in: dir, as: "b1.json"),
+                                       try Self.saved(mjpeg.stdout, in: dir, as: "b2.json"),
+                                       try Self.saved(counted.stdout, in: dir, as: "b3.json")])
+        for output in [compose, record, relayout, devices, times, mjpeg, counted] {
+            #expect(output.stdout.hasPrefix("{\"schema\": \"dualcam.") || output.stdout.hasPrefix("{\"schema\":\"dualcam."),
+                    "\(output.stdout.prefix(80))")
+            #expect(!output.stdout.contains("\\/"), "escaped slashes: \(output.stdout.prefix(200))")
+        }
+    }
+}
