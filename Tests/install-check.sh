@@ -14,20 +14,49 @@ bash Scripts/install.sh "$prefix" >/dev/null
   || { echo "install-check: dualcam bench does not run the installed harness" >&2; exit 1; }
 harness=$( (nm -C "$prefix/bin/dualcam"; ldd "$prefix/bin/dualcam") | grep -Ei 'valgrind|callgrind|perf_event|Benchmarking|PerfInstructions|LatencyBench|PathBench|BaselineGate' | head -3 || true)
 [ -z "$harness" ] || { echo "install-check: the dualcam binary carries the benchmark harness: $harness" >&2; exit 1; }
-page=$(MANWIDTH=200 man -l "$prefix/share/man/man1/dualcam.1" 2>/dev/null | sed "s/.\x08//g")
-for want in "compose" "record" "--corner-radius" "--codec" "--rotate" "--quiet"; do
-  grep -q -- "$want" <<<"$page" || { echo "install-check: the man page lacks $want" >&2; exit 1; }
+# Every page renders through man, by name, from the installed folder, with its EXAMPLES and
+# an EXIT STATUS naming every code the programs exit with.
+export MANPATH="$prefix/share/man"
+for name in dualcam dualcam-compose dualcam-record dualcam-relayout dualcam-finish dualcam-devices dualcam-controls dualcam-bench; do
+  page=$(MANWIDTH=200 man "$name" 2>/dev/null | sed "s/.\x08//g")
+  [ -n "$page" ] || { echo "install-check: man $name shows nothing" >&2; exit 1; }
+  for want in EXAMPLES "EXIT STATUS" "SEE ALSO"; do
+    grep -q "^$want" <<<"$page" || { echo "install-check: man $name has no $want section" >&2; exit 1; }
+  done
+  status=$(sed -n '/^EXIT STATUS/,/^[A-Z]/p' <<<"$page")
+  for code in 0 1 2 64 130; do
+    grep -Eq "^ +$code +[A-Z]" <<<"$status" || { echo "install-check: man $name: EXIT STATUS lacks $code" >&2; exit 1; }
+  done
 done
-complete_words() {  # complete_words WORD... : what bash offers for the last word
-  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
-           _dualcam "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-           printf "%s\n" "${COMPREPLY[@]}"' _ "$prefix/share/bash-completion/completions/dualcam" "$@"
-}
+page=$(MANWIDTH=200 man dualcam-record 2>/dev/null | sed "s/.\x08//g")
+for want in "--corner-radius" "--codec" "--rotate" "--quiet" "(default: 1920x1080)" "Cameras" "JSON OUTPUT" '"schema": "dualcam.record/1"'; do
+  grep -qF -- "$want" <<<"$page" || { echo "install-check: man dualcam-record lacks $want" >&2; exit 1; }
+done
 PATH="$prefix/bin:$PATH"
-complete_words dualcam co | grep -qx compose || { echo "install-check: bash does not complete 'dualcam co'" >&2; exit 1; }
-complete_words dualcam compose --cod | grep -qx -- --codec || { echo "install-check: bash does not complete --cod" >&2; exit 1; }
+bashc="$prefix/share/bash-completion/completions/dualcam"
+complete_words() { bash Tests/complete.sh "$bashc" "$@"; }
+expect_offered() {  # expect_offered CANDIDATE WORD... : bash offers CANDIDATE for the last word
+  local want=$1; shift
+  complete_words "$@" | grep -qxF -- "$want" || { echo "install-check: bash does not offer $want for '$*': $(complete_words "$@" | head -5 | tr '\n' ' ')" >&2; exit 1; }
+}
+work=$(mktemp -d)
+trap 'rm -rf "$prefix" "$work"' EXIT
+cp Fixtures/back-16x9-30fps.mp4 "$work/talk.mp4"
+(
+  cd "$work"
+  expect_offered compose dualcam co
+  expect_offered --codec dualcam compose --cod
+  expect_offered talk.mp4 dualcam compose ta                 # files after compose
+  expect_offered talk.mp4 dualcam compose talk.mp4 ""        # FRONT too
+  expect_offered ultrafast dualcam compose --preset ul       # presets
+  expect_offered veryslow dualcam record --preset ""
+  expect_offered talk.mp4 dualcam record --back ""           # --back takes files and cameras
+  expect_offered MJPG dualcam record --pixel-format ""
+  expect_offered compose-1080p dualcam bench --cases ""      # asked of dualcam-bench
+  expect_offered --list-cases dualcam bench --list
+)
 for shell in zsh fish; do
   f=$(ls "$prefix"/share/*/*/*dualcam* | grep -F "$shell" || true)
   [ -s "$f" ] || { echo "install-check: no $shell completions" >&2; exit 1; }
 done
-echo "install-check: binary, man page and completions installed and working"
+echo "install-check: binaries, 8 man pages (EXAMPLES, EXIT STATUS) and completions installed and working"

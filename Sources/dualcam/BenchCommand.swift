@@ -8,7 +8,16 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure per-frame latency of the product's paths, against libswscale doing the same work.",
-        discussion: "Runs dualcam-bench, installed beside dualcam; `dualcam bench --help` shows its options.")
+        discussion: """
+            Runs dualcam-bench, installed beside dualcam; `dualcam bench --help` shows its options \
+            and man dualcam-bench the whole page.
+
+            EXAMPLES:
+              The cases, and which run by default:
+                dualcam bench --list-cases
+              Gate a build on instruction counts saved earlier:
+                dualcam bench --instructions --baseline bench-baseline.json
+            """)
 
     @Argument(parsing: .captureForPassthrough, help: "What dualcam-bench takes (see `dualcam bench --help`).",
               completion: .custom { arguments, index, prefix in Completions.bench(arguments, index: index, prefix: prefix) })

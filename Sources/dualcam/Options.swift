@@ -181,10 +181,10 @@ struct OutputFormatOptions: ParsableArguments {
 
 /// Which encoder, and how hard it compresses.
 struct EncoderOptions: ParsableArguments {
-    @Option(help: "Video codec: hevc (libx265, tagged hvc1) or h264 (libx264, tagged avc1).")
+    @Option(help: ArgumentHelp("Video codec: hevc (libx265, tagged hvc1) or h264 (libx264, tagged avc1).", valueName: "hevc|h264"))
     var codec: VideoEncoderSettings.Codec = .hevc
 
-    @Option(help: "software (libx265/libx264), or auto: a hardware encoder that works on this machine (NVENC), else software; says which.")
+    @Option(help: ArgumentHelp("software (libx265/libx264), or auto: a hardware encoder that works on this machine (NVENC), else software; says which.", valueName: "software|auto"))
     var encoder: EncoderKind = .software
 
     enum EncoderKind: String, CaseIterable, ExpressibleByArgument { case software, auto }

@@ -95,6 +95,10 @@ import Testing
         let formats = devices.first?["formats"] as? [[String: Any]] ?? []
         #expect(formats.contains { $0["fourcc"] as? String == "YUYV" && !(($0["modes"] as? [Any])?.isEmpty ?? true) })
         try CommandLineTests.expectValid("devices", [dir.path("devices.json")])
+        let cameras = try String(contentsOfFile: dir.path("complete-back.txt"), encoding: .utf8).split(separator: "\n")
+        #expect(cameras.contains("/dev/video0") && cameras.contains("/dev/video1"), "bash after --back /dev/vi: \(cameras)")
+        let controls = try String(contentsOfFile: dir.path("complete-control.txt"), encoding: .utf8).split(separator: "\n")
+        #expect(controls.contains("back:brightness=") && !controls.contains { !$0.hasPrefix("back:") }, "\(controls)")
     }
 
     @Test(arguments: [("two-nv12", "NV12"), ("two-uyvy", "UYVY")])

@@ -82,7 +82,15 @@ case $name in
   devices)
     "$DUALCAM" devices > "$out/devices.txt" 2>&1
     "$DUALCAM" devices --json > "$out/devices.json" 2>&1
-    echo $? > "$out/status" ;;
+    echo $? > "$out/status"
+    # Tab after --back and after --control back: in bash, with the completion script the
+    # program writes and real cameras: the cameras, then the back camera's control names.
+    "$DUALCAM" --generate-completion-script bash > /run/dualcam.bash
+    here=$(cd "$(dirname "$0")/.." && pwd)
+    (cd /run && PATH="$(dirname "$DUALCAM"):$PATH" bash "$here/complete.sh" /run/dualcam.bash dualcam record --back /dev/vi) \
+      > "$out/complete-back.txt" 2>&1
+    (cd /run && PATH="$(dirname "$DUALCAM"):$PATH" bash "$here/complete.sh" /run/dualcam.bash dualcam record --control back:) \
+      > "$out/complete-control.txt" 2>&1 ;;
   webcam-default)
     # As a new user records: no size, format, rate or audio option. vivid's webcam input is
     # slow at large sizes (1920x1080 at 5 fps, 1280x720 at 12.5), and snd-aloop is the only
