@@ -34,7 +34,8 @@ for want in "--corner-radius" "--codec" "--rotate" "--quiet" "(default: 1920x108
 done
 PATH="$prefix/bin:$PATH"
 bashc="$prefix/share/bash-completion/completions/dualcam"
-complete_words() { bash Tests/complete.sh "$bashc" "$@"; }
+repo=$(pwd)
+complete_words() { bash "$repo/Tests/complete.sh" "$bashc" "$@"; }
 expect_offered() {  # expect_offered CANDIDATE WORD... : bash offers CANDIDATE for the last word
   local want=$1; shift
   complete_words "$@" | grep -qxF -- "$want" || { echo "install-check: bash does not offer $want for '$*': $(complete_words "$@" | head -5 | tr '\n' ' ')" >&2; exit 1; }
