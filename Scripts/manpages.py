@@ -37,6 +37,8 @@ JSON_OUTPUTS = {
     "controls": "controls", "bench": "bench",
 }
 
+SCHEMA_NAMES = {"bench": "dualcam.bench.times/1, dualcam.bench.instructions/1 or dualcam.bench.mjpeg/1"}
+
 SEE_ALSO = ["ffmpeg(1)", "ffprobe(1)", "v4l2-ctl(1)"]
 
 
@@ -125,15 +127,18 @@ def exit_status():
 
 def json_section(kind, examples_dir):
     schema = JSON_OUTPUTS[kind]
-    example_path = os.path.join(examples_dir, f"{schema}.example.json")
-    with open(example_path) as f:
-        example = json.dumps(json.loads(f.read()), indent=2)
+    examples = sorted(f for f in os.listdir(examples_dir) if f.startswith(schema) and f.endswith(".example.json"))
+    shown = []
+    for name in examples:
+        with open(os.path.join(examples_dir, name)) as f:
+            shown += [".PP", ".nf", ".RS 4", roff(json.dumps(json.loads(f.read()), indent=2)), ".RE", ".fi"]
     return [".SH JSON OUTPUT",
-            roff(f"With --json the summary is one line of JSON on stdout: an object with snake_case keys, "
-                 f"\"schema\" (\"dualcam.{schema}/1\" here; the number goes up when a key changes meaning or "
+            roff(f"With --json the {'report' if schema == 'bench' else 'summary'} is one line of JSON on stdout: an "
+                 f"object with snake_case keys, \"schema\" ({SCHEMA_NAMES.get(schema, f'dualcam.{schema}/1')} here; the number goes up when a key changes meaning or "
                  f"goes away, never when one is added) and \"version\" (the program's) first. Docs/json/"
-                 f"{schema}.schema.json in the source describes every key. An example, indented here:"),
-            ".PP", ".nf", ".RS 4", roff(example), ".RE", ".fi"]
+                 f"{schema}.schema.json in the source describes every key. "
+                 f"{'An example' if len(examples) == 1 else 'An example of each kind'}, indented here:"),
+            ] + shown
 
 
 def page(command, name, title, date, version, examples_dir, json_kind=None, commands=None):

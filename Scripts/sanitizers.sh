@@ -27,8 +27,10 @@ for sanitizer in thread address; do
   # BenchGateTests runs dualcam under valgrind, which cannot run a sanitizer's build: on the
   # ThreadSanitizer one valgrind 3.19 gave up reading its debug information ("unhandled
   # dwarf2 abbrev form code 0x23 ... I can't recover"), which failed two CI runs. The gate
-  # is tested on the plain debug build (test.sh) and run on the release one (bench.sh).
-  skip='RecordTests|VividTests|CrashSafetyTests|PreviewTests|StyledInsetFileTests|TerminalTests|OutputChoicesTests|SyncTests|BenchGateTests'
+  # is tested on the plain debug build (test.sh) and run on the release one (bench.sh). The
+  # same holds for CommandLineTests (it counts one bench case under callgrind to check that
+  # JSON) and the README's recipes (the CI gate's, and real-time recordings).
+  skip='RecordTests|VividTests|CrashSafetyTests|PreviewTests|StyledInsetFileTests|TerminalTests|OutputChoicesTests|SyncTests|BenchGateTests|CommandLineTests|ReadmeRecipeTests'
   [ "$sanitizer" = thread ] && skip="$skip|$single_threaded|$same_threads_as_compose"
   # MistakeTests start records, relayouts and compositions of their own: under
   # AddressSanitizer, beside the rest in parallel, they held both cores long enough that

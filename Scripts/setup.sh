@@ -11,7 +11,7 @@ set -euo pipefail
 packages=(pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
           libv4l-dev libasound2-dev libjpeg62-turbo-dev ffmpeg alsa-utils
           gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
-          qemu-user man-db libsdl2-dev xvfb xdotool valgrind python3-jsonschema
+          qemu-user man-db libsdl2-dev xvfb xdotool valgrind python3-jsonschema jq
           pipewire pipewire-bin pipewire-alsa wireplumber pipewire-pulse pulseaudio-utils dbus-daemon)
 missing=()
 for p in "${packages[@]}"; do

@@ -71,7 +71,8 @@ import Testing
     }
 
     /// With no --audio and no capture device at all (no card, no sound server): one line,
-    /// a silent track, and the recording is made.
+    /// a silent track, and the recording is made. With files as cameras, the line names
+    /// --audio back, which records the back file's own sound (it did not).
     @Test(.timeLimit(.minutes(3)))
     func withNoCaptureDeviceAtAllTheTrackIsSilentAndOneLineSaysSo() throws {
         try Env.requireFFmpegTools()
@@ -86,7 +87,8 @@ import Testing
         try #require(r.status == 0, "\(r.stderr)")
         let lines = r.stderrLines.filter { $0.contains("microphone") }
         #expect(lines.count == 1 && lines[0].hasPrefix("dualcam: no microphone: ALSA's default device cannot be opened")
-                && lines[0].contains("recording a silent track"), "\(r.stderr)")
+                && lines[0].contains("recording a silent track (--audio back records back-16x9-30fps.mp4's sound; "),
+                "\(r.stderr)")
         let audio = try Decode.audio(out)
         #expect(audio.count >= 2 * 48_000 && audio.allSatisfy { $0 == 0 }, "\(audio.count) samples")
     }

@@ -101,6 +101,18 @@ import Testing
         #expect(controls.contains("back:brightness=") && !controls.contains { !$0.hasPrefix("back:") }, "\(controls)")
     }
 
+    /// The README's camera recipes (Tests/readme/recipes.py) run as written against two
+    /// virtual webcams, with the VM's small canvas and cheap encoder added to each record (at
+    /// 1080p HEVC the emulated VM took over ten minutes): each exits 0 and every file it
+    /// names plays.
+    @Test(.timeLimit(.minutes(10)))
+    func theReadmesCameraRecipesRunAsWritten() throws {
+        try Env.requireFFmpegTools()
+        guard let dir = try Self.scenario("readme", cameras: 2) else { return }
+        let report = (try? String(contentsOfFile: dir.path("recipes.txt"), encoding: .utf8)) ?? ""
+        #expect(Self.status(dir) == 0 && report.contains("recipes: 2 of 2 cameras recipes ran as written"), "\(report)")
+    }
+
     @Test(arguments: [("two-nv12", "NV12"), ("two-uyvy", "UYVY")])
     func twoCamerasRecordPictureInPicture(scenario: String, format: String) throws {
         try Env.requireFFmpegTools()

@@ -79,6 +79,11 @@ play_tone() {
 # Only single and the MJPEG pair record 1080p HEVC (about a minute each in the
 # emulated VM): the other format scenarios test the cameras' side on the small MPEG-4 canvas.
 case $name in
+  readme)
+    # The README's camera recipes, as written, against the two virtual webcams.
+    here=$(cd "$(dirname "$0")/.." && pwd)
+    python3 "$here/readme/recipes.py" --dualcam "$DUALCAM" --kind cameras --vm --work "$out/work" > "$out/recipes.txt" 2>&1
+    echo $? > "$out/status" ;;
   devices)
     "$DUALCAM" devices > "$out/devices.txt" 2>&1
     "$DUALCAM" devices --json > "$out/devices.json" 2>&1
