@@ -82,8 +82,6 @@ def option_label(arg):
     shown = []
     for n in sorted(names, key=lambda n: n["kind"] != "short"):
         shown.append(("-" if n["kind"] == "short" else "--") + n["name"])
-    if arg["kind"] == "flag" and len(names) == 1 and arg.get("abstract", "").startswith("A soft drop shadow"):
-        shown.append("--no-" + names[0]["name"])
     label = ", ".join(f"\\fB{roff(s)}\\fR" for s in shown)
     if arg["kind"] == "option":
         label += f" \\fI{roff(arg.get('valueName', 'value'))}\\fR"
@@ -104,6 +102,20 @@ def describe(arg):
     return roff(text)
 
 
+def merged_inversions(arguments):
+    """--shadow and --no-shadow (a flag with its inversion) as one entry, as help shows them."""
+    longs = {a["names"][0]["name"]: a for a in arguments if a["kind"] == "flag" and a.get("names")}
+    kept = []
+    for a in arguments:
+        n = a["names"][0]["name"] if a.get("names") else ""
+        if a["kind"] == "flag" and n.startswith("no-") and n[3:] in longs:
+            base = longs[n[3:]]
+            base["names"] = base["names"] + a["names"]
+            continue
+        kept.append(a)
+    return kept
+
+
 def synopsis(command, name):
     parts = [f"\\fB{name}\\fR"]
     args = [a for a in command.get("arguments", []) if a.get("shouldDisplay", True)]
@@ -114,7 +126,9 @@ def synopsis(command, name):
             v = roff(a.get("valueName", "arg").upper())
             parts.append(f"\\fI{v}\\fR" + ("..." if a.get("isRepeating") else "") if not a.get("isOptional") else f"[\\fI{v}\\fR]")
         elif a["kind"] == "option" and not a.get("isOptional"):
-            parts.append(option_label(a))
+            preferred = a.get("preferredName") or a["names"][0]
+            flag = ("-" if preferred["kind"] == "short" else "--") + preferred["name"]
+            parts.append(f"\\fB{roff(flag)}\\fR \\fI{roff(a.get('valueName', 'value'))}\\fR")
     return " ".join(parts)
 
 
@@ -157,7 +171,7 @@ def page(command, name, title, date, version, examples_dir, json_kind=None, comm
                     roff(sub.get("abstract", "")) + f" See \\fBdualcam\\-{sub['commandName']}\\fR(1)."]
     sections = {}
     order = []
-    for arg in command.get("arguments", []):
+    for arg in merged_inversions(command.get("arguments", [])):
         if not arg.get("shouldDisplay", True) or (arg.get("names") and arg["names"][0]["name"] in ("help", "experimental-dump-help")):
             continue
         section = "ARGUMENTS" if arg["kind"] == "positional" else (arg.get("sectionTitle") or "OPTIONS").upper()

@@ -32,7 +32,8 @@ struct Bench: ParsableCommand {
               Two cases, 100 frames each, as JSON:
                 dualcam bench --cases compose-1080p,record-mjpeg-1080p \\
                   --frames 100 --json
-            """)
+            """,
+        version: "dualcam-bench \(dualcamVersion)")
 
     @Option(parsing: .unconditional, help: "Frames per case. (default: 600; 10 with --instructions)") var frames: Int?
     @Flag(help: "Print one line of JSON instead of a table (see man dualcam-bench for its keys).") var json = false
@@ -96,7 +97,14 @@ struct Bench: ParsableCommand {
         guard budgetMs > 0, budgetMs.isFinite, budgetMs <= 60_000 else {
             throw ValidationError("--budget-ms must be more than 0 and at most 60000")
         }
+        if listCases && json { throw ValidationError("--list-cases prints a table: leave out --json") }
+        if verify && json { throw ValidationError("--verify prints a line per case: leave out --json") }
         if let cases {
+            let names = cases.split(separator: ",").map(String.init)
+            if verify, let path = names.first(where: { name in !LatencyBench.cases.contains { $0.name == name } }) {
+                throw ValidationError("--verify checks the kernel cases (\(LatencyBench.cases.map(\.name).joined(separator: ", "))); "
+                                      + "\(path) is a path case")
+            }
             for name in cases.split(separator: ",") where !Self.knownCases.contains(String(name)) {
                 throw ValidationError("unknown case '\(name)'; known: \(Self.knownCases.sorted().joined(separator: ", "))")
             }

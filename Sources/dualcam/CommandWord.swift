@@ -20,6 +20,9 @@ enum CommandWord {
     /// A failure to leave with before parsing, or nil to parse.
     static func check(_ arguments: [String]) -> Failure? {
         guard let first = arguments.first else { return Failure(shortUsage, code: 2, prefixed: false) }
+        // `help WORD`: the same answer for a WORD that is no command (the parser showed the
+        // whole help, exit 0).
+        if first == "help", arguments.count > 1, !arguments[1].hasPrefix("-") { return check(Array(arguments.dropFirst())) }
         guard !first.hasPrefix("-"), first != "help", !names.contains(first) else { return nil }
         if let near = nearest(to: first) {
             return Failure("'\(first)' is not a dualcam command; did you mean '\(near)'? (dualcam \(near) --help)", code: 64)

@@ -65,10 +65,18 @@ enum Completions {
         }
         guard let data = harnessOutput(["--experimental-dump-help"]).data(using: .utf8),
               let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let command = root["command"] as? [String: Any], let arguments = command["arguments"] as? [[String: Any]]
+              let command = root["command"] as? [String: Any], let options = command["arguments"] as? [[String: Any]]
         else { return [] }
-        return arguments.compactMap { ($0["preferredName"] as? [String: Any])?["name"] as? String }.map { "--" + $0 }
-            .filter { $0 != "--experimental-dump-help" }
+        let shown = options.filter { $0["shouldDisplay"] as? Bool ?? true }
+        func name(_ option: [String: Any]) -> String? { ((option["preferredName"] as? [String: Any])?["name"] as? String).map { "--" + $0 } }
+        // After an option that takes a value: its values, a file for a FILE, else nothing to offer.
+        if let option = shown.first(where: { name($0) == previous }), option["kind"] as? String == "option" {
+            if let values = option["allValues"] as? [String] { return values }
+            return option["valueName"] as? String == "FILE" ? files(prefix) : []
+        }
+        var names: [String] = []
+        for option in shown { if let n = name(option), !names.contains(n) { names.append(n) } }
+        return names
     }
 
     /// What the benchmark harness beside this program prints for `arguments` ("" if it cannot run).

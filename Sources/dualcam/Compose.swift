@@ -34,7 +34,7 @@ struct Compose: ParsableCommand {
 
     @OptionGroup(title: "Sound") var sound: FileSoundOption
     @OptionGroup(title: "Messages") var reporting: ReportingOptions
-    @OptionGroup(title: "Messages") var previewOptions: PreviewOptions
+    @OptionGroup(title: "Preview") var previewOptions: PreviewOptions
     var audio: AudioChoiceArgument? { sound.audio }
 
     func validate() throws {

@@ -21,7 +21,11 @@ struct DualCam: ParsableCommand {
         } catch let failure as Failure {
             leave(failure)
         } catch let error as MediaError {
-            leave(Failure(error.description, code: error == .interrupted ? Interruption.exitCode : 1))
+            // A stop can reach a decoder mid-read first: its "Immediate exit requested" then
+            // came out as a damaged input, exit 1. The stop is what happened.
+            let stopped = error == .interrupted || Interruption.requested
+            leave(Failure(stopped ? MediaError.interrupted.description : error.description,
+                          code: stopped ? Interruption.exitCode : 1))
         } catch where Self.isArgumentParsers(error) {
             exitForParser(error)  // help asked for (`help compose`), a usage error, an exit code
         } catch {

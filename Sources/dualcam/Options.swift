@@ -23,6 +23,10 @@ struct SwapTimes: ParsableArguments {
         if let bad = swapAt.first(where: { !$0.isFinite || $0 < 0 }) {
             throw ValidationError("--swap-at must be 0 or more seconds, got \(bad)")
         }
+        // Two swaps at one time cancel out: surely not what was meant.
+        if let twice = swapAt.first(where: { time in swapAt.filter { $0 == time }.count > 1 }) {
+            throw ValidationError("--swap-at \(String(format: "%g", twice)) is given twice: each --swap-at swaps once, at its own time")
+        }
     }
 }
 
@@ -280,7 +284,7 @@ struct ReportingOptions: ParsableArguments {
     @Flag(help: "Print errors only: no progress, no summary.")
     var quiet = false
 
-    @Flag(help: "Print the summary as one line of JSON on stdout (see the man page for its keys).")
+    @Flag(help: "Print the summary as one line of JSON on stdout, for scripts (its keys: JSON OUTPUT in the man page).")
     var json = false
 
     @Flag(help: "Show FFmpeg's own warnings.")

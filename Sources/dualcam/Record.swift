@@ -42,7 +42,7 @@ struct Record: ParsableCommand {
     @OptionGroup(title: "Layout") var layout: LayoutOptions
     @OptionGroup(title: "Also send to") var also: RecordAlsoOptions
     @OptionGroup(title: "Messages") var reporting: ReportingOptions
-    @OptionGroup(title: "Messages") var previewOptions: PreviewOptions
+    @OptionGroup(title: "Also send to") var previewOptions: PreviewOptions
     // Test knobs, hidden: the vivid VM emulates about 20x slower than real hardware, where
     // no 1080p encoder keeps real time; its A/V sync scenario records a small canvas with a
     // cheap encoder so that timing, not throughput, is what it measures.

@@ -34,7 +34,7 @@ struct Relayout: ParsableCommand {
     @OptionGroup(title: "Swaps") var swapTimes: SwapTimes
     @OptionGroup(title: "Swaps") var swapChoice: NoSwapsOption
     @OptionGroup(title: "Messages") var reporting: ReportingOptions
-    @OptionGroup(title: "Messages") var previewOptions: PreviewOptions
+    @OptionGroup(title: "Preview") var previewOptions: PreviewOptions
 
     var noSwaps: Bool { swapChoice.noSwaps }
 

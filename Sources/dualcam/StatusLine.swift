@@ -10,8 +10,17 @@ enum StatusLine {
     private enum Part: Int, CaseIterable { case clock, fps, p99, repeated, dropped, skipped, audio, stream, full, keys }
 
     /// What is shortened, one step at a time, until the line fits.
-    private static let steps: [Part] = [.p99, .full, .audio, .audio, .repeated, .dropped, .keys, .stream, .fps, .skipped,
-                                        .audio, .keys, .full, .stream]
+    private static let steps: [Part] = [.p99, .full, .full, .audio, .audio, .repeated, .dropped, .keys, .stream, .fps,
+                                        .skipped, .audio, .keys, .full, .stream]
+    /// A camera's name longer than this is cut in its middle before anything else goes.
+    static let nameLength = 20
+
+    /// "a-very-lo…p-2026.mp4": the start and the end of a long name, which say most.
+    static func shortened(_ name: String) -> String {
+        guard name.count > nameLength else { return name }
+        let keep = nameLength - 1
+        return String(name.prefix(keep / 2)) + "…" + String(name.suffix(keep - keep / 2))
+    }
 
     /// The line for `s` in `columns` (it must stay under them: a full line would wrap), with
     /// the keys named when they act.
@@ -32,7 +41,7 @@ enum StatusLine {
             forms[.audio] = [""]
         }
         forms[.stream] = s.stream.map { ["stream \($0)", $0, ""] } ?? [""]
-        forms[.full] = ["full frame: \(full)", "full: \(full)", ""]
+        forms[.full] = ["full frame: \(full)", "full: \(full)", "full: \(Self.shortened(full))", ""]
         let pause = s.paused ? "p resume" : "p pause"
         forms[.keys] = !keys ? [""] : s.canSwap ? ["s swap  \(pause)  q stop", "s/p/q keys", ""] : ["\(pause)  q stop", "p/q keys", ""]
         var chosen = [Part: Int]()
