@@ -198,7 +198,7 @@ def page(command, name, title, date, version, examples_dir, json_kind=None, comm
                 roff("Camera controls saved with dualcam controls --save, applied whenever that camera opens."),
                 ".TP", "\\fI$XDG_CACHE_HOME/dualcam/encoder-speed.json\\fR (~/.cache when unset)",
                 roff("How fast each encoder setting ran on this machine, for record's speed warning."),
-                ".TP", "\\fITAKE.intermediate.mov\\fR",
+                ".TP", "\\fITAKE.intermediate.mov\\fR (take.mov.intermediate.mov for take.mov)",
                 roff("Beside a take while the encoder is behind (record --encode auto or after): the frames it "
                      "had no time for, encoded into TAKE after the stop. dualcam finish TAKE completes a take "
                      "that was killed.")]

@@ -55,6 +55,14 @@ cp Fixtures/back-16x9-30fps.mp4 "$work/talk.mp4"
   expect_offered MJPG dualcam record --pixel-format ""
   expect_offered compose-1080p dualcam bench --cases ""      # asked of dualcam-bench
   expect_offered --list-cases dualcam bench --list
+  expect_offered cold dualcam bench --sources ""             # an option's values, not options
+  # A file name that is a command: bash's compgen -W would run it at Tab, and put it on the
+  # line unquoted. It is neither run nor offered; an ordinary name beside it still is.
+  touch 'x$(touch PWNED).mp4' 'y`touch PWNED2`.mp4' $'new\nline.mp4' -- '--overwrite.mp4'
+  offered=$(complete_words dualcam record --back "")
+  [ ! -e PWNED ] && [ ! -e PWNED2 ] || { echo "install-check: Tab ran a command hidden in a file name" >&2; exit 1; }
+  ! grep -qE 'PWNED|^line.mp4|^new$|overwrite' <<<"$offered" || { echo "install-check: Tab offered a hostile name: $offered" >&2; exit 1; }
+  grep -qx talk.mp4 <<<"$offered" || { echo "install-check: talk.mp4 no longer offered after --back" >&2; exit 1; }
 )
 for shell in zsh fish; do
   f=$(ls "$prefix"/share/*/*/*dualcam* | grep -F "$shell" || true)

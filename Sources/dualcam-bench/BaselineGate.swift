@@ -17,6 +17,12 @@ struct BaselineGate {
         self.path = path
         self.tolerance = tolerance
         self.kind = kind
+        // A saved run is a few kilobytes: a folder, a device or a huge file is none.
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFREG else { throw Self.failure("\(path): not a file, so not a saved run") }
+            guard st.st_size <= Self.largest else { throw Self.failure("\(path): \(st.st_size) bytes, not a saved run") }
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = access(path, R_OK) == 0 ? "cannot be read" : String(cString: strerror(errno))
             throw Self.failure("\(path): \(reason) (save one first: dualcam bench\(kind == .instructions ? " --instructions" : "") --json > \(path))")
@@ -37,10 +43,21 @@ struct BaselineGate {
         var figures: [String: [String: Double]] = [:]
         for c in cases {
             guard let name = c["name"] as? String else { continue }
-            figures[name] = c.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+            let numbers = c.filter { Self.gated.contains($0.key) }.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+            // A figure no run gives (0, negative, beyond any count) is a file edited by hand.
+            if let (metric, value) = numbers.first(where: { !($0.value > 0 && $0.value < 1e15) }) {
+                throw Self.failure("\(path): \(name)'s \(metric) is \(value), which no run gives: not a saved run")
+            }
+            figures[name] = numbers
         }
         baseline = figures
     }
+
+    /// The figures a gate compares: times' p50, instruction counts.
+    static let gated: Set<String> = ["p50_ms", "instructions_per_frame", "other_instructions_per_frame"]
+
+    /// More than any saved run (a thousand cases) takes.
+    static let largest: off_t = 16 << 20
 
     /// A baseline that cannot be used: exit 2, as a regression is not (that is 1).
     static func failure(_ line: String) -> BenchFailure { BenchFailure(message: "bench: \(line)", code: 2) }
@@ -72,6 +89,11 @@ struct BaselineGate {
         for line in improved {
             FileHandle.standardError.write(Data(("bench: improved \(line): save a new baseline (the same command with "
                 + "--json > \(path), without --baseline) so that a later regression cannot hide behind this gain\n").utf8))
+        }
+        // A gate that compared nothing held nothing: a CI step with an empty case list passed.
+        if compared == 0 {
+            throw Self.failure("\(path) has none of the figures this run measured (\(rows.map(\.name).joined(separator: ", "))): "
+                               + "nothing was compared")
         }
         if regressed.isEmpty {
             FileHandle.standardError.write(Data(("bench: \(compared) figures of \(rows.count) cases, none more than "

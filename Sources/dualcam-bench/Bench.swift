@@ -36,7 +36,7 @@ struct Bench: ParsableCommand {
         version: "dualcam-bench \(dualcamVersion)")
 
     @Option(parsing: .unconditional, help: "Frames per case. (default: 600; 10 with --instructions)") var frames: Int?
-    @Flag(help: "Print one line of JSON instead of a table (see man dualcam-bench for its keys).") var json = false
+    @Flag(help: "Print one line of JSON instead of a table, for scripts.") var json = false
     @Option(name: .customLong("budget-ms"), parsing: .unconditional,
             help: ArgumentHelp("Per-frame latency budget for p99, in milliseconds.", valueName: "MS"))
     var budgetMs = 16.0
@@ -101,6 +101,7 @@ struct Bench: ParsableCommand {
         if verify && json { throw ValidationError("--verify prints a line per case: leave out --json") }
         if let cases {
             let names = cases.split(separator: ",").map(String.init)
+            guard !names.isEmpty else { throw ValidationError("--cases names no case (--list-cases lists them)") }
             if verify, let path = names.first(where: { name in !LatencyBench.cases.contains { $0.name == name } }) {
                 throw ValidationError("--verify checks the kernel cases (\(LatencyBench.cases.map(\.name).joined(separator: ", "))); "
                                       + "\(path) is a path case")

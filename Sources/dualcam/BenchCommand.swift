@@ -33,7 +33,8 @@ struct BenchCommand: ParsableCommand {
     func run() throws {
         let path = Self.harness
         guard access(path, X_OK) == 0 else {
-            throw Failure("bench: \(path) is not there: the benchmark harness is a program of its own "
+            let what = access(path, F_OK) == 0 ? "is there but cannot be run by this user" : "is not there"
+            throw Failure("bench: \(path) \(what): the benchmark harness is a program of its own "
                           + "(swift build --product dualcam-bench, or Scripts/install.sh, puts it beside dualcam)")
         }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]

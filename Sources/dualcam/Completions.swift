@@ -4,7 +4,22 @@ import MediaIO
 /// What the shell completion scripts ask this program for as a user presses Tab (the
 /// argument parser's `---completion` calls): cameras, files, controls, microphones. Nothing
 /// here may hang or print: it runs on every Tab.
+///
+/// bash hands what is returned to `compgen -W`, which expands each word as the shell would
+/// ($(...), backquotes, variables) and then puts it on the command line unquoted: a file
+/// named `a$(rm -rf ~).mp4` would run at Tab and again at Enter. So only words made of
+/// characters no shell treats specially are ever offered (`safe`); other names are typed.
 enum Completions {
+    /// Whether `word` can be offered: letters, digits and . _ - + , @ % / : = (not first "-").
+    static func isSafe(_ word: String) -> Bool {
+        !word.isEmpty && !word.hasPrefix("-") && word.unicodeScalars.allSatisfy { c in
+            (c.properties.isAlphabetic || c.properties.numericType != nil) && c.value > 0x7F
+                || (c.value < 0x80 && (CharacterSet.alphanumerics.contains(c) || "._-+,@%/:=".unicodeScalars.contains(c)))
+        }
+    }
+
+    static func safe(_ words: [String]) -> [String] { words.filter(isSafe) }
+
     /// The V4L2 device nodes there are, and (unless `filesToo` is false) the files and
     /// folders that start with `prefix`: --back and --front take either.
     static func camerasAndFiles(_ prefix: String, filesToo: Bool = true) -> [String] {
@@ -12,7 +27,7 @@ enum Completions {
             .filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
             .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }.map { "/dev/\($0)" }
         guard filesToo else { return cameras }
-        return cameras + files(prefix)
+        return cameras + safe(files(prefix))
     }
 
     /// Entries of `prefix`'s folder that start with its last part; folders end in "/".
@@ -43,12 +58,13 @@ enum Completions {
             guard index < cameras.count else { return [] }
             device = cameras[index]
         }
-        return controlNames(device).map { "\(role):\($0)=" }
+        return safe(controlNames(device).map { "\(role):\($0)=" })
     }
 
-    /// The controls a camera has (none for a file or a device that cannot be opened).
+    /// The controls a camera has (none for a file or a device that cannot be opened). Only a
+    /// V4L2 node is opened: opening a serial port resets the board behind it, a watchdog arms.
     static func controlNames(_ device: String) -> [String] {
-        guard device.hasPrefix("/dev/"), let camera = try? V4L2Device(path: device) else { return [] }
+        guard isVideoNode(device), let camera = try? V4L2Device(path: device) else { return [] }
         return camera.controls().filter { !$0.readOnly && $0.type != "button" }.map(\.name)
     }
 
@@ -61,7 +77,7 @@ enum Completions {
             let names = listed.compactMap { $0.split(separator: " ").first.map(String.init) }
             // A list in progress: complete its last name.
             let done = prefix.contains(",") ? String(prefix[...prefix.lastIndex(of: ",")!]) : ""
-            return names.map { done + $0 }
+            return safe(names.map { done + $0 })
         }
         guard let data = harnessOutput(["--experimental-dump-help"]).data(using: .utf8),
               let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
@@ -71,15 +87,16 @@ enum Completions {
         func name(_ option: [String: Any]) -> String? { ((option["preferredName"] as? [String: Any])?["name"] as? String).map { "--" + $0 } }
         // After an option that takes a value: its values, a file for a FILE, else nothing to offer.
         if let option = shown.first(where: { name($0) == previous }), option["kind"] as? String == "option" {
-            if let values = option["allValues"] as? [String] { return values }
-            return option["valueName"] as? String == "FILE" ? files(prefix) : []
+            if let values = option["allValues"] as? [String] { return safe(values) }
+            return option["valueName"] as? String == "FILE" ? safe(files(prefix)) : []
         }
         var names: [String] = []
         for option in shown { if let n = name(option), !names.contains(n) { names.append(n) } }
-        return names
+        return names.filter { $0.hasPrefix("--") && isSafe(String($0.dropFirst(2))) }
     }
 
-    /// What the benchmark harness beside this program prints for `arguments` ("" if it cannot run).
+    /// What the benchmark harness beside this program prints for `arguments` ("" if it cannot
+    /// run), at most a megabyte within two seconds: a Tab must not wait on a harness that hangs.
     private static func harnessOutput(_ arguments: [String]) -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BenchCommand.harness)
@@ -88,13 +105,37 @@ enum Completions {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return "" }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let reader = pipe.fileHandleForReading
+        var data = Data()
+        let deadline = Date(timeIntervalSinceNow: 2)
+        var descriptor = pollfd(fd: reader.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        while data.count < 1 << 20, case let left = deadline.timeIntervalSinceNow, left > 0,
+              poll(&descriptor, 1, Int32(left * 1000)) > 0 {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            data.append(chunk)
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// /dev/videoN itself (no link elsewhere, no `..`), a character device of video4linux's
+    /// major number.
+    static func isVideoNode(_ path: String) -> Bool {
+        guard let real = realpath(path, nil) else { return false }
+        defer { free(real) }
+        let resolved = String(cString: real)
+        var st = stat()
+        guard resolved.hasPrefix("/dev/video"), Int(resolved.dropFirst(10)) != nil, stat(resolved, &st) == 0 else { return false }
+        // glibc's major(): the device number's bits 8-19 and 32-43.
+        let device = UInt64(st.st_rdev)
+        let major = (device >> 8) & 0xfff | (device >> 32) & ~UInt64(0xfff)
+        return (st.st_mode & S_IFMT) == S_IFCHR && major == 81
+    }
+
     /// `--audio`'s values: the ALSA capture devices, default, none, back and front.
     static func microphones() -> [String] {
-        ["default", "none", "back", "front"] + ALSADevices.list().map(\.device)
+        ["default", "none", "back", "front"] + safe(ALSADevices.list().map(\.device))
     }
 }

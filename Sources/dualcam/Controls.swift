@@ -28,7 +28,7 @@ struct Controls: ParsableCommand {
     var settings: [String] = []
     @Flag(help: "Save the settings for this camera: record applies them whenever it opens.") var save = false
     @Flag(help: "Forget what is saved for this camera.") var forget = false
-    @Flag(help: "Print one line of JSON on stdout for scripts (see the man page for its keys).") var json = false
+    @Flag(help: "Print one line of JSON on stdout, for scripts.") var json = false
 
     func validate() throws {
         for s in settings {

@@ -16,7 +16,7 @@ struct Devices: ParsableCommand {
                 dualcam devices --json | jq -r '.devices[].path'
             """)
 
-    @Flag(help: "Print one line of JSON on stdout for scripts (see the man page for its keys).") var json = false
+    @Flag(help: "Print one line of JSON on stdout, for scripts.") var json = false
 
     struct Listing: Encodable {
         var devices: [CaptureDeviceInfo]

@@ -82,5 +82,5 @@ struct Failure: Error, CustomStringConvertible {
 /// shown. Errors are ignored: with the terminal gone (a hang-up) the line has nowhere to go,
 /// and the recording matters more than the message.
 func say(_ message: String) {
-    TerminalLine.shared.print(message: "dualcam: \(message)\n")
+    TerminalLine.shared.print(message: "dualcam: \(TerminalLine.printable(message))\n")
 }

@@ -284,7 +284,7 @@ struct ReportingOptions: ParsableArguments {
     @Flag(help: "Print errors only: no progress, no summary.")
     var quiet = false
 
-    @Flag(help: "Print the summary as one line of JSON on stdout, for scripts (its keys: JSON OUTPUT in the man page).")
+    @Flag(help: "Print the summary as one line of JSON on stdout, for scripts.")
     var json = false
 
     @Flag(help: "Show FFmpeg's own warnings.")

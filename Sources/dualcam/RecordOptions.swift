@@ -52,15 +52,15 @@ struct RecordTakeOptions: ParsableArguments {
     var duration: Double?
     @Flag(help: "Start with the pictures swapped.") var swap = false
     @Option(help: ArgumentHelp("When the file's pictures are encoded: auto (as recorded while the encoder keeps up; from the moment it "
-                               + "cannot, every frame goes to OUT.intermediate.mov, H.264, and the rest is encoded after the stop), "
+                               + "cannot, every frame goes to OUT.intermediate.mov (take.mov.intermediate.mov for take.mov), H.264, and the rest is encoded after the stop), "
                                + "live (as recorded; frames are skipped when the encoder cannot keep up), after (every frame to the "
                                + "intermediate, all encoded after the stop). The intermediate takes about 4 MB a second of disk "
                                + "while it is written. With --stream or -o none, the encoding is live.", valueName: "auto|live|after"))
     var encode: EncodeMode = .auto
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
     @Flag(help: "Once stopped, play the take in a window: k keeps it, d then y discards it.") var review = false
-    @Flag(help: ArgumentHelp("Also keep each camera's own picture beside the take (OUT.back.mov, OUT.front.mov, H.264), "
-                             + "and the swaps (OUT.dualcam.json), for dualcam relayout.")) var iso = false
+    @Flag(help: ArgumentHelp("Also keep each camera's own picture beside the take, H.264 (take.back.mov and take.front.mov "
+                             + "for take.mov), and the swaps (take.dualcam.json), for dualcam relayout.")) var iso = false
 }
 
 struct RecordAlsoOptions: ParsableArguments {

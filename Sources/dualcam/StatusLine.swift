@@ -53,7 +53,7 @@ enum StatusLine {
             }.joined(separator: "  ")
         }
         var text = line()
-        for step in steps where text.count >= columns {
+        for step in steps where TerminalLine.width(text) >= columns {
             chosen[step, default: 0] += 1
             text = line()
         }

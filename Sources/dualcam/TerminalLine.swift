@@ -34,9 +34,46 @@ final class TerminalLine: Sendable {
     }
 
     /// A line longer than the terminal wraps, and the next redraw would then clear only its
-    /// last part: cut it to fit instead.
+    /// last part: cut it to fit instead (counted in cells: a CJK character takes two).
     static func fitted(_ text: String, columns: Int) -> String {
-        text.count < columns ? text : String(text.prefix(max(columns - 2, 1))) + "…"
+        let text = printable(text)
+        guard width(text) >= columns else { return text }
+        var cut = "", used = 0
+        for c in text {
+            let w = width(String(c))
+            if used + w > max(columns - 2, 0) { break }
+            cut.append(c)
+            used += w
+        }
+        return cut + "…"
+    }
+
+    /// `text` with what a terminal would obey instead of show (escape sequences, carriage
+    /// returns, newlines from a file's name) made visible: a message stays one line, and a name
+    /// cannot set the window's title or clear the screen.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = ""
+        for c in text.unicodeScalars {
+            if isControl(c) { out += c.value == 0x1B ? "^[" : String(format: "\\x%02X", c.value) } else { out.unicodeScalars.append(c) }
+        }
+        return out
+    }
+
+    private static func isControl(_ c: Unicode.Scalar) -> Bool { c.value < 0x20 || (0x7F...0x9F).contains(c.value) }
+
+    /// Terminal cells `text` takes: two for East Asian wide and full-width characters and
+    /// most emoji, none for combining marks, one for the rest.
+    static func width(_ text: String) -> Int {
+        text.unicodeScalars.reduce(0) { total, c in
+            switch c.value {
+            case 0x0300...0x036F, 0x200B...0x200F, 0xFE00...0xFE0F: return total
+            case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+                 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F,
+                 0x1F900...0x1F9FF, 0x20000...0x3FFFD: return total + 2
+            default: return total + 1
+            }
+        }
     }
 
     static func columns() -> Int {

@@ -67,6 +67,33 @@ import Testing
         }
     }
 
+    /// What an attacker tried: a name that is not UTF-8 (written under another name before),
+    /// escape sequences in a name (they reached the terminal), a baseline with an absurd figure
+    /// (dualcam-bench crashed converting it), a gate with nothing to compare (it passed).
+    @Test(.timeLimit(.minutes(2)))
+    func hostileNamesAndBaselinesAreRefusedInOneLine() throws {
+        let dir = try TempDir()
+        let latin1 = try run("/bin/sh", ["-c", "exec \"$0\" compose \"$(printf 'caf\\351.mp4')\" b.mp4 -o \"$(printf 'x\\377.mov')\"",
+                                         Env.dualcam])
+        #expect(latin1.status == 64 && latin1.stderr.hasPrefix("dualcam: argument 2 (caf") && latin1.stderr.contains("is not UTF-8"),
+                "\(latin1.stderr)")
+        #expect(dir.contents.isEmpty)
+        let escape = try dualcam(["compose", "a\u{1B}]0;TITLE\u{07}\nFAKE.mp4", Reference.front, "-o", dir.path("e.mov")])
+        #expect(escape.status == 1 && escape.stderr.split(separator: "\n").count == 1 && !escape.stderr.contains("\u{1B}"),
+                "\(escape.stderr.debugDescription)")
+        let saved = try dualcam(["bench", "--cases", "inset-only-480p", "--frames", "3", "--json"])
+        try #require(saved.status == 0)
+        let absurd = try CommandLineTests.saved(saved.stdout.replacingOccurrences(of: #""p50_ms": [0-9.]+"#, with: "\"p50_ms\": 1e300",
+                                                                                 options: .regularExpression), in: dir, as: "b.json")
+        let gate = try dualcam(["bench", "--cases", "inset-only-480p", "--frames", "3", "--baseline", absurd])
+        #expect(gate.status == 2 && gate.stderr.contains("which no run gives: not a saved run"), "\(gate.status) \(gate.stderr)")
+        let other = try CommandLineTests.saved(saved.stdout, in: dir, as: "other.json")
+        let nothing = try dualcam(["bench", "--cases", "inset-only-720p", "--frames", "3", "--baseline", other])
+        #expect(nothing.status == 2 && nothing.stderr.contains("nothing was compared"), "\(nothing.status) \(nothing.stderr)")
+        let empty = try dualcam(["bench", "--cases", ",", "--baseline", other])
+        #expect(empty.status == 64 && empty.stderr.contains("--cases names no case"), "\(empty.stderr)")
+    }
+
     /// Options in groups, the examples last, defaults in one form: "... (default: X)".
     @Test(.timeLimit(.minutes(1)))
     func helpHasGroupsExamplesLastAndOneFormOfDefaults() throws {
