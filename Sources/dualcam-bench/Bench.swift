@@ -94,9 +94,8 @@ struct Bench: ParsableCommand {
         if (instructions || counted) && (mjpeg || verify || withScalar) {
             throw ValidationError("--instructions counts the path cases: not with --mjpeg, --verify or --with-scalar")
         }
-        guard budgetMs > 0, budgetMs.isFinite, budgetMs <= 60_000 else {
-            throw ValidationError("--budget-ms must be more than 0 and at most 60000")
-        }
+        // No upper bound: CI runs the harness under an emulated CPU with a budget of 1000000.
+        guard budgetMs > 0, budgetMs.isFinite else { throw ValidationError("--budget-ms must be a number more than 0") }
         if listCases && json { throw ValidationError("--list-cases prints a table: leave out --json") }
         if verify && json { throw ValidationError("--verify prints a line per case: leave out --json") }
         if let cases {
