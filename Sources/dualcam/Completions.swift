@@ -23,9 +23,7 @@ enum Completions {
     /// The V4L2 device nodes there are, and (unless `filesToo` is false) the files and
     /// folders that start with `prefix`: --back and --front take either.
     static func camerasAndFiles(_ prefix: String, filesToo: Bool = true) -> [String] {
-        let cameras = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? [])
-            .filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
-            .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }.map { "/dev/\($0)" }
+        let cameras = V4L2Device.nodePaths()
         guard filesToo else { return cameras }
         return cameras + safe(files(prefix))
     }

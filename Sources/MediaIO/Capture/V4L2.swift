@@ -268,21 +268,23 @@ public final class V4L2Device {
         return rates
     }
 
-    /// Every V4L2 capture device on this machine, by path order; without `formats`, only
-    /// what identifies each (a cheap scan, for finding a camera plugged back in).
-    /// Video nodes this user may not open: why "no camera found" when cameras are plugged in.
-    public static func nodesWithoutPermission() -> [String] {
+    /// /dev/video0, /dev/video1, ... as they are now, in number order (capture or not).
+    public static func nodePaths() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []
-        return names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }.map { "/dev/\($0)" }
-            .filter { access($0, R_OK | W_OK) != 0 && (errno == EACCES || errno == EPERM) }.sorted()
+        return names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
+            .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }.map { "/dev/\($0)" }
     }
 
+    /// Video nodes this user may not open: why "no camera found" when cameras are plugged in.
+    public static func nodesWithoutPermission() -> [String] {
+        nodePaths().filter { access($0, R_OK | W_OK) != 0 && (errno == EACCES || errno == EPERM) }.sorted()
+    }
+
+    /// Every V4L2 capture device on this machine, by path order; without `formats`, only
+    /// what identifies each (a cheap scan, for finding a camera plugged back in).
     public static func list(formats withFormats: Bool = true) -> [CaptureDeviceInfo] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []
-        let paths = names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
-            .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }.map { "/dev/\($0)" }
         var result: [CaptureDeviceInfo] = []
-        for path in paths {
+        for path in nodePaths() {
             guard let device = try? V4L2Device(path: path), let caps = try? device.capabilities(), caps.canCapture
             else { continue }
             result.append(CaptureDeviceInfo(path: path, card: caps.card, driver: caps.driver, bus: caps.bus,
