@@ -44,4 +44,23 @@ import Testing
         #expect(!alone.update(at: 4, event: { events.append($0) }))
         #expect(events.last == "at 4.00 s only lost (Input/output error): no camera left, finishing the file")
     }
+
+    /// The file waits for the other camera's first picture, a second at most after the
+    /// driving camera's first; with one camera, or both delivering, it never waits.
+    @Test func theFileWaitsBrieflyForTheOtherCamerasFirstPicture() {
+        var wait = StartWait()
+        let held = [10, 10.9, 11.0].map { wait.holds(otherHasPicture: false, now: $0) }
+        #expect(held == [true, true, false], "\(held)")
+        var arrives = StartWait()
+        let arriving = [(false, 10.0), (true, 10.2)].map { arrives.holds(otherHasPicture: $0.0, now: $0.1) }
+        #expect(arriving == [true, false], "\(arriving)")
+        var single = StartWait()
+        let alone = single.holds(otherHasPicture: nil, now: 10)
+        #expect(!alone)
+        // The other camera's first picture, through the exchange a live source publishes to.
+        let front = FakeSource(name: "front")
+        #expect(!front.exchange.hasFrame)
+        front.arrive()
+        #expect(front.exchange.hasFrame)
+    }
 }

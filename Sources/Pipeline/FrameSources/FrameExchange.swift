@@ -74,6 +74,9 @@ package final class FrameExchange: Sendable {
         }
     }
 
+    /// Whether a frame was ever published.
+    package var hasFrame: Bool { slots.withLock { $0.published != nil } }
+
     /// Frames allocated so far (they are kept and reused).
     var frameCount: Int { slots.withLock { $0.frames.count } }
 

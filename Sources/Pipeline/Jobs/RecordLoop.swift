@@ -18,6 +18,7 @@ final class RecordLoop {
     private var backlog = EncoderBacklog()
     private var reporter = StatusReporter()
     private var startedAt = 0.0
+    private var startWait = StartWait()
     /// When the pictures were swapped, in seconds of the file.
     private(set) var swapTimes: [Double] = []
     private let fps: Int
@@ -83,7 +84,7 @@ final class RecordLoop {
             carryOut(resumed)
         }
         if timeline.clock.origin == nil {
-            if Recorder.isStale(frame.timestamp, startedAt: startedAt) { return true }
+            if Recorder.isStale(frame.timestamp, startedAt: startedAt) || awaitsOtherCamera() { return true }
             queue.setOrigin(frame.timestamp)
             // Cameras can take a second or more to deliver: this is when the file starts.
             recorder.log(plan.file.map { "recording to \($0)" } ?? (opened.encoding.encoders != nil
@@ -101,6 +102,10 @@ final class RecordLoop {
         if let file = opened.encoding.file, file.pending != nil { file.claimIfReady() }
         reportStatus()
         return true
+    }
+
+    private func awaitsOtherCamera() -> Bool {
+        startWait.holds(otherHasPicture: sources.other.map { $0.exchange.hasFrame }, now: monotonicNow())
     }
 
     /// What the timeline decided, done.
