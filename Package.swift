@@ -49,11 +49,10 @@ let package = Package(
             pkgConfig: "libv4l2",
             providers: [.apt(["libv4l-dev"])]
         ),
-        .systemLibrary(
-            name: "CSDL2",
-            pkgConfig: "sdl2",
-            providers: [.apt(["libsdl2-dev"])]
-        ),
+        // No pkgConfig: sdl2.pc's -D_REENTRANT is a flag SwiftPM refuses with a warning on
+        // every build, and the shim needs nothing else of it (<SDL2/SDL.h> is on the default
+        // include path, the module map links SDL2). libsdl2-dev: Scripts/setup.sh.
+        .systemLibrary(name: "CSDL2"),
         .systemLibrary(
             name: "CJPEG",
             pkgConfig: "libjpeg",
