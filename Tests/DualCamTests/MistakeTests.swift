@@ -256,6 +256,26 @@ import Testing
         #expect(r.stderrLines == ["dualcam: warning: --swap-at 10 is at or past the end of \(Self.back) (3.00 s): it never shows"])
     }
 
+    /// Inputs of different lengths are said to be, on stderr and in the JSON: a FRONT that
+    /// ends early holds its last picture, a longer one is cut; equal lengths say nothing.
+    @Test(.timeLimit(.minutes(2)))
+    func inputsOfDifferentLengthsAreToldOf() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let short = dir.path("short.mp4")
+        try makeClip(short, ["-f", "lavfi", "-i", "testsrc2=s=320x240:r=30:d=1", "-c:v", "libx264", "-preset", "ultrafast"])
+        let early = try dualcam(["compose", Self.back, short, "--size", "320x180", "-o", dir.path("early.mov")])
+        #expect(early.status == 0, "\(early.stderr)")
+        #expect(early.stderrLines == ["dualcam: warning: \(short) ends at 1.00 s, 2.00 s before the output: its last picture holds from there"],
+                "\(early.stderr)")
+        let late = try dualcam(["compose", short, Self.back, "--size", "320x180", "-o", dir.path("late.mov"), "--json"])
+        #expect(late.status == 0, "\(late.stderr)")
+        #expect(late.stdout.contains("\"warnings\":[\"\(Self.back) lasts 3.00 s, the output 1.00 s: it ends with \(short) "
+                                     + "(BACK sets the length), the rest of \(Self.back) is left out\"]"), "\(late.stdout)")
+        let same = try dualcam(["compose", Self.back, Self.front, "--size", "320x180", "-o", dir.path("same.mov")])
+        #expect(same.status == 0 && same.stderrLines.isEmpty, "\(same.stderr)")
+    }
+
     /// A link at OUT pointing nowhere is something there: kept as the link it is.
     @Test(.timeLimit(.minutes(2)))
     func aDanglingLinkAtOutIsKeptWithoutOverwrite() throws {

@@ -104,7 +104,9 @@ public final class ComposeJob {
                               composedInPlace: composedInPlace,
                               warnings: [back, front].filter { $0.damagedPackets > 0 }.map {
                                   "\($0.path): \($0.damagedPackets) damaged video packet(s) skipped"
-                              } + Self.swapsNeverShown(o.swaps, named: o.swapsNamed, frames: frames, fps: clock.fps, back: o.back))
+                              } + Self.swapsNeverShown(o.swaps, named: o.swapsNamed, frames: frames, fps: clock.fps, back: o.back)
+                                + Self.lengthsDiffer(frontEnd: pictures.frontEnd ?? front.declaredDuration, frames: frames,
+                                                     fps: clock.fps, back: o.back, front: o.front))
     }
 
     /// The sound asked for (BACK's, FRONT's, the take's for `relayout`, or none), and its name.
@@ -172,6 +174,22 @@ public final class ComposeJob {
     }
 }
 
+extension ComposeJob {
+    /// FRONT and BACK of lengths over half a second apart. FRONT shorter: its last picture
+    /// holds to the end (as ffmpeg's overlay does), which looks like a frozen camera to
+    /// whoever did not know; longer: the output ends with BACK, and FRONT's end is left out.
+    static func lengthsDiffer(frontEnd: Double?, frames: Int, fps: Int, back: String, front: String) -> [String] {
+        let end = Double(frames) / Double(fps)
+        guard let frontEnd, abs(end - frontEnd) > 0.5 else { return [] }
+        if frontEnd < end {
+            return [String(format: "%@ ends at %.2f s, %.2f s before the output: its last picture holds from there",
+                           front, frontEnd, end - frontEnd)]
+        }
+        return [String(format: "%@ lasts %.2f s, the output %.2f s: it ends with %@ (BACK sets the length), "
+                       + "the rest of %@ is left out", front, frontEnd, end, back, front)]
+    }
+}
+
 /// Which pictures of two decoded files meet at each output frame (as FFmpeg's framesync
 /// decides for its filters): the newest of each due by the frame's time. BACK sets the
 /// length: once it ends, the output ends with BACK's last picture's duration; FRONT holds
@@ -183,6 +201,8 @@ final class FilePictures {
     private var backNext: VideoPicture?, frontNext: VideoPicture?
     /// Frames in the output, once BACK's end is known.
     private(set) var total: Int?
+    /// Where FRONT's last picture ends, once the output has reached it.
+    var frontEnd: Double? { frontNext == nil ? front.time + front.duration : nil }
 
     init(back: VideoReader, front: VideoReader, clock: FrameClock) throws(MediaError) {
         self.clock = clock
