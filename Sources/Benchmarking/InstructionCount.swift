@@ -1,5 +1,6 @@
 import CValgrind
 import Foundation
+import MediaIO
 
 /// Instructions per frame, counted by valgrind's callgrind: a count, not a time, so the
 /// same binary on the same input gives the same figure whatever else the machine runs. That
@@ -133,7 +134,7 @@ public enum InstructionCount {
             return try launchOnce(executable: executable, arguments: arguments)
         } catch let failure as Failure {
             guard case .failed = failure else { throw failure }
-            FileHandle.standardError.write(Data("bench: \(failure); counting again\n".utf8))
+            writeToStandardError("bench: \(failure); counting again\n")
             return try launchOnce(executable: executable, arguments: arguments)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import MediaIO
 
 /// `--baseline FILE`: each case's figures against those a saved `--json` run gives it. A
 /// figure more than `tolerance` per cent over its baseline fails the gate; every such case
@@ -37,8 +38,8 @@ struct BaselineGate {
                       + (counted ? "with" : "without") + " --instructions")
         }
         if counted, let machine = object["machine"] as? String, machine != Bench.machine {
-            FileHandle.standardError.write(Data(("bench: \(path) was counted on \(machine), this is \(Bench.machine): "
-                + "libjpeg-turbo and libswscale pick their code by CPU and may count differently\n").utf8))
+            writeToStandardError("bench: \(path) was counted on \(machine), this is \(Bench.machine): "
+                + "libjpeg-turbo and libswscale pick their code by CPU and may count differently\n")
         }
         var figures: [String: [String: Double]] = [:]
         for c in cases {
@@ -68,7 +69,7 @@ struct BaselineGate {
         var regressed: [String] = [], improved: [String] = [], compared = 0
         for row in rows {
             guard let old = baseline[row.name] else {
-                FileHandle.standardError.write(Data("bench: \(row.name): not in \(path), not gated\n".utf8))
+                writeToStandardError("bench: \(row.name): not in \(path), not gated\n")
                 continue
             }
             for (metric, value) in row.metrics.sorted(by: { $0.key < $1.key }) {
@@ -83,12 +84,12 @@ struct BaselineGate {
             }
         }
         for line in regressed {
-            FileHandle.standardError.write(Data("bench: REGRESSED \(line), over the \(String(format: "%g", tolerance)) % tolerance\n".utf8))
+            writeToStandardError("bench: REGRESSED \(line), over the \(String(format: "%g", tolerance)) % tolerance\n")
         }
         // A gain kept in the baseline would hide a later regression of up to its size.
         for line in improved {
-            FileHandle.standardError.write(Data(("bench: improved \(line): save a new baseline (the same command with "
-                + "--json > \(path), without --baseline) so that a later regression cannot hide behind this gain\n").utf8))
+            writeToStandardError("bench: improved \(line): save a new baseline (the same command with "
+                + "--json > \(path), without --baseline) so that a later regression cannot hide behind this gain\n")
         }
         // A gate that compared nothing held nothing: a CI step with an empty case list passed.
         if compared == 0 {
@@ -96,8 +97,8 @@ struct BaselineGate {
                                + "nothing was compared")
         }
         if regressed.isEmpty {
-            FileHandle.standardError.write(Data(("bench: \(compared) figures of \(rows.count) cases, none more than "
-                + "\(String(format: "%g", tolerance)) % over \(path)\n").utf8))
+            writeToStandardError("bench: \(compared) figure\(compared == 1 ? "" : "s") of \(rows.count) case\(rows.count == 1 ? "" : "s"), none more than "
+                + "\(String(format: "%g", tolerance)) % over \(path)\n")
         }
         return regressed.isEmpty
     }

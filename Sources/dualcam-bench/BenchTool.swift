@@ -22,7 +22,7 @@ enum BenchTool {
         do {
             try command.run()
         } catch let failure as BenchFailure {
-            FileHandle.standardError.write(Data("dualcam: \(failure.message)\n".utf8))
+            writeToStandardError("dualcam: \(failure.message)\n")
             exit(failure.code)
         } catch {
             Bench.exit(withError: error)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MediaIO
 import Benchmarking
 
 extension Bench {
@@ -75,14 +76,14 @@ extension Bench {
                     "--inset-style", insetStyle.rawValue])
             }
         } catch {
-            FileHandle.standardError.write(Data("dualcam: bench: \(error)\n".utf8))
+            writeToStandardError("dualcam: bench: \(error)\n")
             throw ExitCode(1)
         }
         let frames = Double(framesPerCase)
         var rows: [(name: String, metrics: [String: Double])] = []
         for name in selectedCases {
             guard let total = counts[name] else {
-                FileHandle.standardError.write(Data("dualcam: bench: no count for \(name)\n".utf8))
+                writeToStandardError("dualcam: bench: no count for \(name)\n")
                 throw ExitCode(1)
             }
             var metrics = ["instructions_per_frame": (Double(total) / frames).rounded()]

@@ -88,7 +88,7 @@ struct Compose: ParsableCommand {
         Interruption.exitAtOnceUntilStarted(true)
         job.onStart = {
             Interruption.exitAtOnceUntilStarted(false)
-            if let line { FileHandle.standardOutput.write(Data(line.utf8)) }
+            if let line { writeAll(Array(line.utf8), to: 1) }
         }
         let started = ProcessInfo.processInfo.systemUptime
         if reporting.showsLiveLine {

@@ -31,6 +31,10 @@ struct Finish: ParsableCommand {
 
     func run() throws {
         FFmpegLog.setVerbose(false)
+        // Until the finished file takes its name it has none (an unnamed file): a stop leaves
+        // everything as it was, and finishing again is all there is to do.
+        Interruption.install()
+        Interruption.exitAtOnce(saying: "interrupted; dualcam finish \(TerminalLine.printable(file)) again finishes it")
         if try finishWithIntermediate() { return }
         var st = stat()
         if stat(file, &st) == 0 {

@@ -9,8 +9,8 @@ import Synchronization
 // events to one inbox (`Interruption.controls`); a recording's timeline takes them from
 // there, a composition reads whether a stop was asked.
 
-/// Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a dropped SSH session) ask the running job
-/// to stop at the next frame, so it can remove its temporary file or, when recording,
+/// Ctrl-C, Ctrl-\ (SIGQUIT), SIGTERM and SIGHUP (a closed terminal, a dropped SSH session)
+/// ask the running job to stop at the next frame, so it can remove its temporary file or, when recording,
 /// finish the file, instead of dying mid-write.
 enum Interruption {
     /// Every control event of the process, whoever sends it.
@@ -33,6 +33,23 @@ enum Interruption {
     /// is an unnamed file, its locks go with it).
     private static let exitsAtOnce = Atomic<Bool>(false)
     static func exitAtOnceUntilStarted(_ on: Bool) { exitsAtOnce.store(on, ordering: .releasing) }
+    /// What a signal that ends the process at once prints, made beforehand (see busyMessage).
+    nonisolated(unsafe) private static var exitMessage = signalSafeText("interrupted; no output written")
+
+    /// A job that is all one step (`finish`): any stop signal ends it at once, saying `message`.
+    static func exitAtOnce(saying message: String) {
+        exitMessage = signalSafeText(message)
+        exitsAtOnce.store(true, ordering: .releasing)
+    }
+
+    /// "dualcam: TEXT\n" in memory a signal handler may write(2) without allocating. (Made once
+    /// or twice per process: never freed, a handler may be reading it.)
+    private static func signalSafeText(_ text: String) -> UnsafeMutableBufferPointer<CChar> {
+        let bytes = Array("dualcam: \(text)\n".utf8CString.dropLast())
+        let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: bytes.count)
+        _ = buffer.initialize(from: bytes)
+        return buffer
+    }
 
     /// A composition reads its inputs as fast as it can: a stop interrupts what they wait on
     /// (a live playlist's reload), or the stop would wait for it. (A recording's sources are
@@ -89,6 +106,7 @@ enum Interruption {
         _ = signalNumber.load(ordering: .relaxed)
         _ = exitsAtOnce.load(ordering: .relaxed)
         _ = restoresModes.load(ordering: .relaxed)
+        _ = exitMessage
         _ = interruptsInputs.load(ordering: .relaxed)
         _ = controls.stopRequested
         let handler: @convention(c) (Int32) -> Void = { received in
@@ -96,8 +114,8 @@ enum Interruption {
                 if Interruption.restoresModes.load(ordering: .acquiring), let modes = Interruption.savedModes {
                     tcsetattr(0, TCSANOW, modes)
                 }
-                let message: StaticString = "dualcam: interrupted; no output written\n"
-                _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+                let message = Interruption.exitMessage
+                _ = write(2, message.baseAddress, message.count)
                 _exit(128 + received)
             }
             let already = Interruption.flag.exchange(true, ordering: .relaxed)
@@ -108,14 +126,17 @@ enum Interruption {
                 _ = write(2, m.baseAddress, m.count)
             }
         }
-        signal(SIGINT, handler)
-        signal(SIGTERM, handler)
-        signal(SIGHUP, handler)
+        // SIGQUIT too: left to the Swift runtime, it printed a crash report and went on.
+        for stop in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { signal(stop, handler) }
+        // A swap or pause signal meant for a recording must not kill a composition (their
+        // default action ends the process); record installs its handlers over these.
+        signal(SIGUSR1, SIG_IGN)
+        signal(SIGUSR2, SIG_IGN)
         // With the terminal gone, writing to it must fail with an error, not kill us.
         signal(SIGPIPE, SIG_IGN)
         // A parent may have started us with these blocked (the mask is inherited across
         // exec); a handler never runs for a blocked signal.
-        unblock([SIGINT, SIGTERM, SIGHUP])
+        unblock([SIGINT, SIGTERM, SIGHUP, SIGQUIT])
     }
 
     private static func unblock(_ signals: [Int32]) {

@@ -167,16 +167,7 @@ final class StderrWriter: @unchecked Sendable {
         }
     }
 
-    /// Retried on EINTR; errors are dropped (a hung-up terminal must not stop a recording).
-    private static func writeAll(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { b in
-            var done = 0
-            while done < b.count {
-                guard let n = try? systemCall({ Glibc.write(2, b.baseAddress! + done, b.count - done) }), n > 0 else { return }
-                done += n
-            }
-        }
-    }
+    private static func writeAll(_ bytes: [UInt8]) { MediaIO.writeAll(bytes, to: 2) }
 }
 
 /// How long is left at the pace so far, as m:ss or h:mm:ss.

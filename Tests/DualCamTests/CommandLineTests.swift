@@ -55,7 +55,8 @@ import Testing
         let long = dir.path("long.mp4")
         try makeClip(long, ["-f", "lavfi", "-i", "testsrc2=s=1280x720:r=30:d=30", "-f", "lavfi", "-i", "sine=d=30",
                             "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest"])
-        for (n, (signal, delay)) in [(SIGINT, 0.3), (SIGINT, 1.0), (SIGINT, 2.0), (SIGTERM, 1.5)].enumerated() {
+        // SIGQUIT (Ctrl-\\) too: the Swift runtime printed a crash report for it and went on.
+        for (n, (signal, delay)) in [(SIGINT, 0.3), (SIGINT, 1.0), (SIGINT, 2.0), (SIGTERM, 1.5), (SIGQUIT, 1.2)].enumerated() {
             let out = dir.path("c\(n).mov")
             let r = try dualcam(["compose", long, Reference.front, "-o", out]) { process in
                 Thread.sleep(forTimeInterval: delay)
@@ -64,6 +65,31 @@ import Testing
             #expect(r.status == 128 + signal && r.stderr == "dualcam: interrupted; no output written\n",
                     "signal \(signal) after \(delay) s: \(r.status) \(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out))
+        }
+        // A swap signal is a recording's: a composition goes on (it was killed by it, exit 138).
+        let swapAsked = try dualcam(["compose", long, Reference.front, "-o", dir.path("usr1.mov")]) { process in
+            Thread.sleep(forTimeInterval: 1.0)
+            kill(process.processIdentifier, SIGUSR1)
+            kill(process.processIdentifier, SIGUSR2)
+            Thread.sleep(forTimeInterval: 0.5)
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(swapAsked.status == 130 && swapAsked.stderr == "dualcam: interrupted; no output written\n",
+                "\(swapAsked.status) \(swapAsked.stderr)")
+    }
+
+    /// A closed stdout (`>&-`) or one whose reader has gone (`| true`) loses the job's lines,
+    /// not the job: compose crashed writing its first line (Foundation's FileHandle.write).
+    @Test(.timeLimit(.minutes(2)))
+    func aClosedOrBrokenStdoutDoesNotStopAJob() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        for (n, redirect) in [">&-", "| true"].enumerated() {
+            let out = dir.path("s\(n).mov")
+            let r = try run("/bin/bash", ["-c", "\"$0\" compose \"$1\" \"$2\" --size 320x180 -o \"$3\" \(redirect); exit ${PIPESTATUS[0]}",
+                                          Env.dualcam, Reference.back, Reference.front, out])
+            #expect(r.status == 0 && !r.stderr.contains("Fatal error"), "\(redirect): \(r.status) \(r.stderr)")
+            #expect(try Probe(out).stream("video")?["nb_frames"] as? String == "90", "\(redirect)")
         }
     }
 

@@ -24,3 +24,19 @@ public func systemCall<T: BinaryInteger>(_ call: () -> T) throws(Errno) -> T {
         if e != EINTR { throw Errno(e) }
     }
 }
+
+/// Writes all of `bytes` to `fd` (stdout, stderr), retried on EINTR; an error ends it quietly.
+/// A closed or broken stdout (`| true`, `>&-`, a hung-up terminal) must not stop a job or
+/// crash it, as Foundation's `FileHandle.write(_:)` does (its `try!`).
+public func writeAll(_ bytes: [UInt8], to fd: Int32) {
+    bytes.withUnsafeBytes { b in
+        var done = 0
+        while done < b.count {
+            guard let n = try? systemCall({ write(fd, b.baseAddress! + done, b.count - done) }), n > 0 else { return }
+            done += n
+        }
+    }
+}
+
+/// `text` to standard error, as `writeAll` writes.
+public func writeToStandardError(_ text: String) { writeAll(Array(text.utf8), to: 2) }
