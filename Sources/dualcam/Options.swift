@@ -120,11 +120,11 @@ struct LayoutOptions: ParsableArguments {
 /// What the file holds: picture size and rate, how players turn the picture; how it is
 /// encoded is a group of its own (help shows it under Encoding).
 struct OutputFormatOptions: ParsableArguments {
-    @Option(parsing: .unconditional, help: ArgumentHelp("Output picture size, even sides.", valueName: "WxH"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Output picture size, even sides from 64x64 to 7680x4320.", valueName: "WxH"))
     var size = "\(PiPLayout.defaultCanvas)"
 
     @Option(parsing: .unconditional,
-            help: ArgumentHelp("Output frames per second, a divisor of 48000: 24, 25, 30, 50, 60, ...", valueName: "FPS"))
+            help: ArgumentHelp("Output frames per second, up to 120 and a divisor of 48000: 24, 25, 30, 50, 60, ...", valueName: "FPS"))
     var rate = 30
 
     @Option(parsing: .unconditional,
@@ -140,8 +140,10 @@ struct OutputFormatOptions: ParsableArguments {
               s.width <= Self.largest.width, s.height <= Self.largest.height else {
             throw ValidationError("--size must have even sides from 64 to \(Self.largest.width)x\(Self.largest.height); got \(size)")
         }
-        guard (1...120).contains(rate), 48_000 % rate == 0 else {
-            throw ValidationError("--rate must divide 48000 (audio frames per picture must be whole): 24, 25, 30, 50, 60, ... up to 120; got \(rate)")
+        guard (1...120).contains(rate) else { throw ValidationError("--rate must be from 1 to 120 frames per second; got \(rate)") }
+        guard 48_000 % rate == 0 else {
+            throw ValidationError("--rate must divide 48000 (a whole number of sound samples per picture): 24, 25, 30, 48, 50, 60, "
+                                  + "75, 80, 96, 100 or 120 (or one below 24 that does); got \(rate)")
         }
         guard [0, 90, 180, 270].contains(rotate) else { throw ValidationError("--rotate must be 0, 90, 180 or 270; got \(rotate)") }
     }

@@ -52,7 +52,13 @@ struct Relayout: ParsableCommand {
         }
         let recorded = Self.recorded(take)
         guard FileManager.default.fileExists(atPath: front) else {
-            throw Failure("\(take) was recorded with one camera (no \((front as NSString).lastPathComponent)): there is no other picture to lay out")
+            let name = (front as NSString).lastPathComponent
+            // The sidecar says whether there was a front camera: its file moved away is not a take of one.
+            if recorded?.cameras["front"] != nil {
+                throw Failure("\(front) is missing: the take had two cameras, and this is the front one's own file; "
+                              + "put it back beside \(take) to lay the take out again")
+            }
+            throw Failure("\(take) was recorded with one camera (no \(name)): there is no other picture to lay out")
         }
         var options = ComposeOptions(back: back, front: front, output: encoding.output)
         let usesRecorded = !noSwaps && swapTimes.swapAt.isEmpty

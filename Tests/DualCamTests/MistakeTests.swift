@@ -276,6 +276,26 @@ import Testing
         #expect(same.status == 0 && same.stderrLines.isEmpty, "\(same.stderr)")
     }
 
+    /// With no -o the take is named after the time: a name an earlier take has (or one being
+    /// written) is passed over, never a reason to ask for --overwrite.
+    @Test(.timeLimit(.minutes(2)))
+    func aTakeNamedAfterTheTimeNeverMeetsAnEarlierOne() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let stamp = DateFormatter()
+        stamp.dateFormat = "yyyyMMdd-HHmmss"
+        let now = Date()
+        // Earlier takes under every name of the next 30 seconds.
+        let earlier = (-1...30).map { "dualcam-\(stamp.string(from: now.addingTimeInterval(Double($0)))).mov" }
+        for name in earlier { try "an earlier take".write(toFile: dir.path(name), atomically: false, encoding: .utf8) }
+        let r = try run("/bin/bash", ["-c", "cd \"$1\" && exec \"$0\" record --back \"$2\" --duration 1 --audio none --size 320x180",
+                                      Env.dualcam, dir.url.path, Self.back])
+        #expect(r.status == 0, "\(r.stderr)")
+        let new = Set(dir.contents).subtracting(earlier)
+        #expect(new.count == 1 && new.first?.hasSuffix("-2.mov") == true, "\(new)")
+        for name in earlier { #expect(try String(contentsOfFile: dir.path(name), encoding: .utf8) == "an earlier take") }
+    }
+
     /// A link at OUT pointing nowhere is something there: kept as the link it is.
     @Test(.timeLimit(.minutes(2)))
     func aDanglingLinkAtOutIsKeptWithoutOverwrite() throws {

@@ -98,6 +98,7 @@ import Testing
 
     @Test(arguments: [
         (["--rate", "7"], "--rate must divide 48000"),
+        (["--rate", "1000"], "--rate must be from 1 to 120 frames per second; got 1000"),
         (["--size", "641x360"], "--size must have even sides"),
         (["--size", "99999x99999"], "--size must have even sides"),
         (["--rotate", "45"], "--rotate must be 0, 90, 180 or 270"),

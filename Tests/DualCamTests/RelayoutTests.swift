@@ -67,8 +67,13 @@ extension RecordTests {
             #expect(left > 30 && right > 30, "frame \(n) against \(reference)")
         }
 
-        // A take without its cameras' files: one line.
+        // The front camera's file moved away: said so (the sidecar names it), one line. With
+        // no sidecar either, nothing says there was a front camera.
         try FileManager.default.removeItem(atPath: isoFront)
+        let moved = try dualcam(["relayout", take, "-o", dir.path("one.mov")])
+        #expect(moved.status != 0 && moved.stderrLines.count == 1
+                && moved.stderr.contains("\(isoFront) is missing: the take had two cameras"), "\(moved.stderr)")
+        try FileManager.default.removeItem(atPath: dir.path("take.dualcam.json"))
         let one = try dualcam(["relayout", take, "-o", dir.path("one.mov")])
         #expect(one.status != 0 && one.stderrLines.count == 1 && one.stderr.contains("was recorded with one camera"), "\(one.stderr)")
     }

@@ -53,6 +53,10 @@ public final class OutputClaim {
 
     deinit { release() }
 
+    /// Whether a writer (another dualcam) holds the name `path` now: a name to pass over when
+    /// choosing one.
+    public static func isNameHeld(_ path: String) -> Bool { NameLock(for: path).isHeldByAnother }
+
     /// Holds whatever stands at OUT now, should it have come since the claim (another
     /// writer's file made meanwhile): refused, as at the claim, when another dualcam holds it.
     /// Asked before anything is written to replace it.
