@@ -35,6 +35,14 @@ struct Finish: ParsableCommand {
         // everything as it was, and finishing again is all there is to do.
         Interruption.install()
         Interruption.exitAtOnce(saying: "interrupted; dualcam finish \(TerminalLine.printable(file)) again finishes it")
+        do { try finishTake() } catch let error as MediaError where "\(error)".hasSuffix(String(cString: strerror(ENOSPC))) {
+            // Finishing needs as much room again as the take: often what a full disk lacks.
+            throw Failure("\(error): the take is as it was; free some space, or write the finished file on another disk: "
+                          + "dualcam finish \(file) -o OTHER-DISK/NAME.mov")
+        }
+    }
+
+    private func finishTake() throws {
         if try finishWithIntermediate() { return }
         var st = stat()
         if stat(file, &st) == 0 {

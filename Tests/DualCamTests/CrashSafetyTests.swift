@@ -310,6 +310,16 @@ import Testing
         print("disk full: \(d.frames) frames kept; \(last)")
         #expect(d.frames >= 15, "\(d.frames) frames")
         #expect((try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) == ["full.mov"])
+        // Finishing it where it is needs room the disk has not: said with the way out, the
+        // take untouched; finished onto another disk, it is whole.
+        let inPlace = try dualcam(["finish", out])
+        #expect(inPlace.status == 1 && inPlace.stderrLines.count == 1 && inPlace.stderr.contains("No space left")
+                && inPlace.stderr.contains("dualcam finish \(out) -o OTHER-DISK/NAME.mov"), "\(inPlace.stderr)")
+        #expect(try Self.decoded(out).frames == d.frames)
+        let elsewhere = try dualcam(["finish", out, "-o", dir.path("finished.mov")])
+        #expect(elsewhere.status == 0, "\(elsewhere.stderr)")
+        try Self.expectRegularFaststart(dir.path("finished.mov"))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) == ["full.mov"])
     }
 
     /// A back source that opens but never gives a picture: an error, and no empty file.

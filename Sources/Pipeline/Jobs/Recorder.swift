@@ -217,13 +217,22 @@ package final class Recorder: Sendable {
         }
     }
 
+    /// 600 kB, 12 MB, 3.4 GB: a free-space figure as people read one.
+    static func amount(bytes: Double) -> String {
+        if bytes < 1e6 { return String(format: "%.0f kB", bytes / 1e3) }
+        if bytes < 1e9 { return String(format: "%.0f MB", bytes / 1e6) }
+        return String(format: "%.1f GB", bytes / 1e9)
+    }
+
     private func warnIfShortOfSpace(_ path: String) {
         let bytesPerSecond = plan.encode == .after ? Self.intermediateBytesPerSecond : Self.expectedBytesPerSecond(plan.video)
         guard let free = RecordingFile.freeBytes(near: path),
               Double(free) < bytesPerSecond * Self.warnBelowSeconds else { return }
-        event(String(format: "warning: %.0f MB free for %@: about %.0f minutes at the expected %.1f MB/s "
-                     + "(finishing the file needs as much again)",
-                     Double(free) / 1e6, path, Double(free) / bytesPerSecond / 60, bytesPerSecond / 1e6))
+        let minutes = Double(free) / bytesPerSecond / 60
+        event(String(format: "warning: %@ free for %@: %@ at the expected %.1f MB/s (finishing the file needs as much again)",
+                     Self.amount(bytes: Double(free)), path,
+                     minutes < 1 ? String(format: "under a minute (%.0f s)", minutes * 60) : String(format: "about %.0f minutes", minutes),
+                     bytesPerSecond / 1e6))
     }
 
     /// What the file takes per second: the --bitrate asked for, or a generous estimate of
