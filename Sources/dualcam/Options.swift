@@ -263,14 +263,38 @@ struct EncodingOptions: ParsableArguments {
 
 /// What the file says about the recording besides its creation time.
 struct MetadataOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Recording location for the metadata, ISO 6709 (e.g. +48.8584+002.2945/).",
+    // Unconditional: a southern latitude starts with '-' and is still this option's value.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Recording location for the metadata, ISO 6709 (e.g. +48.8584+002.2945/).",
                                valueName: "ISO6709"))
     var location: String?
 
     func validate() throws {
-        if let location, location.range(of: #"^[+-]\d+(\.\d+)?[+-]\d+(\.\d+)?([+-]\d+(\.\d+)?)?/?$"#,
-                                         options: .regularExpression) == nil {
+        guard let location else { return }
+        if location.range(of: #"^[+-]\d+(\.\d+)?[+-]\d+(\.\d+)?([+-]\d+(\.\d+)?)?/?$"#, options: .regularExpression) == nil {
             throw ValidationError("--location must be ISO 6709 like +48.8584+002.2945/")
+        }
+        let parts = location.split(whereSeparator: { "+-/".contains($0) })
+        guard let latitude = Self.degrees(parts[0], degreeDigits: 2), abs(latitude) <= 90,
+              let longitude = Self.degrees(parts[1], degreeDigits: 3), abs(longitude) <= 180 else {
+            throw ValidationError("--location must be a place on Earth, latitude up to 90 and longitude up to 180 degrees "
+                                  + "(minutes and seconds under 60), like +48.8584+002.2945/; got \(location)")
+        }
+    }
+
+    /// Degrees of an ISO 6709 coordinate without its sign: D.D, or DDMM.M / DDMMSS.S when its
+    /// whole part has two or four digits more than `degreeDigits`; nil for minutes or
+    /// seconds of 60 or more.
+    static func degrees(_ text: Substring, degreeDigits: Int) -> Double? {
+        let whole = text.prefix { $0 != "." }, fraction = Double("0" + text.dropFirst(whole.count)) ?? 0
+        guard let number = Int(whole) else { return nil }
+        switch whole.count - degreeDigits {
+        case 2:
+            let minutes = Double(number % 100) + fraction
+            return minutes < 60 ? Double(number / 100) + minutes / 60 : nil
+        case 4:
+            let (minutes, seconds) = (number / 100 % 100, Double(number % 100) + fraction)
+            return minutes < 60 && seconds < 60 ? Double(number / 10000) + Double(minutes) / 60 + seconds / 3600 : nil
+        default: return Double(number) + fraction
         }
     }
 

@@ -89,6 +89,12 @@ import Testing
                                   "--location", "+48.8584+002.2945"]).status == 0)
         let p = try Probe(out)
         #expect((p.format["tags"] as? [String: Any])?["location"] as? String == "+48.8584+002.2945/")
+        // A southern latitude starts with '-': still the option's value (it was taken for an option).
+        let south = dir.path("south.mov")
+        let sydney = try dualcam(["compose", Reference.back, Reference.front, "--size", "320x180", "-o", south,
+                                  "--location", "-33.8568+151.2153+58/"])
+        #expect(sydney.status == 0, "\(sydney.stderr)")
+        #expect((try Probe(south).format["tags"] as? [String: Any])?["location"] as? String == "-33.8568+151.2153+58/")
         // The picture is composed upright: no display rotation for players to apply.
         let side = p.stream("video")?["side_data_list"] as? [[String: Any]] ?? []
         #expect(side.allSatisfy { ($0["rotation"] as? Int ?? 0) == 0 })

@@ -108,6 +108,8 @@ import Testing
         (["--audio-bitrate", "1M"], "--audio-bitrate must be 32k to 512k"),
         (["--size", "320x180", "--inset", "400x300"], "does not fit"),
         (["--corner-radius", "200"], "corner radius 200 px is more than half"),
+        (["--location", "+91.0+200.0/"], "--location must be a place on Earth"),
+        (["--location", "+4861+00217/"], "--location must be a place on Earth"),
     ])
     func absurdOutputChoicesAreOneClearLine(arguments: [String], message: String) throws {
         let dir = try TempDir()
