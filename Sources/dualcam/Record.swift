@@ -85,8 +85,9 @@ struct Record: ParsableCommand {
     func validate() throws {
         if let capture {
             guard let size = Size(parsing: capture) else { throw ValidationError("--capture must be WIDTHxHEIGHT, e.g. 1280x720") }
-            guard size.width <= Self.largestCapture.width && size.height <= Self.largestCapture.height else {
-                throw ValidationError("--capture must be at most \(Self.largestCapture); got \(capture)")
+            guard size.width >= 64 && size.height >= 64,
+                  size.width <= Self.largestCapture.width && size.height <= Self.largestCapture.height else {
+                throw ValidationError("--capture must be from 64x64 to \(Self.largestCapture); got \(capture)")
             }
         }
         if let duration, !(duration > 0 && duration <= Self.longestDuration) {

@@ -16,6 +16,7 @@ extension Record {
         for (role, spec) in [("back", back), ("front", front)] {
             if let spec { try Self.checkSource(spec, role: role) }
         }
+        try noteCameraOptionsForFiles()
         plan.back = back
         plan.front = front
         plan.duration = duration
@@ -72,6 +73,26 @@ extension Record {
             if family.allSatisfy({ OutputPath.entry($0) == nil }) && !OutputClaim.isNameHeld(name) { return name }
         }
         return "\(stem).mov"
+    }
+
+    /// Options that only a camera takes, given for video files played as cameras: said, not
+    /// dropped in silence (a user checking --capture on files saw nothing happen).
+    private func noteCameraOptionsForFiles() throws {
+        func isFile(_ spec: String?) -> Bool {
+            var st = stat()
+            return spec.map { stat($0, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG } ?? false
+        }
+        let (backControls, frontControls) = try Self.controlsByRole(controls)
+        var unused: [String] = []
+        if isFile(back) && (front == nil || isFile(front)) {
+            unused += [("--capture", capture != nil), ("--fps", fps != nil), ("--pixel-format", pixelFormat != nil)]
+                .filter(\.1).map(\.0)
+        }
+        if isFile(back) && !backControls.isEmpty { unused.append("--control back:") }
+        if isFile(front) && !frontControls.isEmpty { unused.append("--control front:") }
+        guard !unused.isEmpty else { return }
+        say("warning: \(unused.joined(separator: ", ")) \(unused.count == 1 ? "applies" : "apply") to cameras only, and "
+            + "\(unused.count == 1 && unused[0].hasPrefix("--control") ? "that camera is a file" : "these are files"): left unused")
     }
 
     /// --audio, in the engine's one type for it.

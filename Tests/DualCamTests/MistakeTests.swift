@@ -296,6 +296,21 @@ import Testing
         for name in earlier { #expect(try String(contentsOfFile: dir.path(name), encoding: .utf8) == "an earlier take") }
     }
 
+    /// Options only a camera takes, given for files played as cameras: one warning, and the
+    /// take is recorded.
+    @Test(.timeLimit(.minutes(2)))
+    func cameraOptionsForFilesAreSaidToBeUnused() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let r = try dualcam(["record", "--back", Self.back, "--front", Self.front, "--capture", "640x480", "--fps", "15",
+                             "--control", "front:brightness=1", "--duration", "1", "--audio", "none", "--size", "320x180",
+                             "-o", dir.path("files.mov")])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("warning: --capture, --fps, --control front: apply to cameras only, and these are files: left unused"),
+                "\(r.stderr)")
+        #expect(try Probe(dir.path("files.mov")).stream("video") != nil)
+    }
+
     /// A link at OUT pointing nowhere is something there: kept as the link it is.
     @Test(.timeLimit(.minutes(2)))
     func aDanglingLinkAtOutIsKeptWithoutOverwrite() throws {
