@@ -45,6 +45,19 @@ import Testing
         #expect(events.last == "at 4.00 s only lost (Input/output error): no camera left, finishing the file")
     }
 
+    /// Both sources ending together: each is said to be lost, what follows once.
+    @Test func sourcesLeavingTogetherAreToldOfOnce() {
+        let back = FakeSource(name: "back"), front = FakeSource(name: "front")
+        back.arrive(); front.arrive()
+        let set = SourceSet([back, front])
+        var events: [String] = []
+        back.go(.lost("the file ended"))
+        front.go(.lost("the file ended"))
+        #expect(!set.update(at: 3, event: { events.append($0) }))
+        #expect(events == ["at 3.00 s back lost (the file ended)",
+                           "at 3.00 s front lost (the file ended): no camera left, finishing the file"], "\(events)")
+    }
+
     /// The file waits for the other camera's first picture, a second at most after the
     /// driving camera's first; with one camera, or both delivering, it never waits.
     @Test func theFileWaitsBrieflyForTheOtherCamerasFirstPicture() {

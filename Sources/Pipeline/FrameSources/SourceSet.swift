@@ -61,10 +61,12 @@ final class SourceSet {
         let now = monotonicNow()
         let inPicture = all.filter { alive($0, now: now) }
         let time = String(format: "at %.2f s", seconds)
-        for s in all where !inPicture.contains(where: { $0 === s }) && out.insert(ObjectIdentifier(s)).inserted {
+        let leaving = all.filter { s in !inPicture.contains(where: { $0 === s }) && out.insert(ObjectIdentifier(s)).inserted }
+        for s in leaving {
+            // What follows is said once, after the last of the sources that left together.
             let rest = inPicture.first.map { "\($0.name) goes on alone, full frame" }
                 ?? (all.contains { !finished($0) } ? "waiting for a camera to come back" : "no camera left, finishing the file")
-            event("\(time) \(s.name) lost (\(reason(s))): \(rest)")
+            event("\(time) \(s.name) lost (\(reason(s)))" + (s === leaving.last ? ": \(rest)" : ""))
         }
         for s in all where finished(s) && stopped.insert(ObjectIdentifier(s)).inserted { s.requestStop() }
         for s in inPicture where out.remove(ObjectIdentifier(s)) != nil {
