@@ -183,11 +183,11 @@ import Testing
                 && composed["width"] as? Int == 640 && composed["rate"] as? Int == 30
                 && composed["output"] as? String == dir.path("c.mov"), "\(compose.stdout)")
         let take = dir.path("t.mov")
-        let record = try dualcam(["record", "--back", Reference.back, "--front", Reference.front, "--audio", "none", "--iso",
+        let record = try dualcam(["record", "--back", Reference.back, "--front", Reference.front, "--audio", "none", "--iso", "--swap",
                                   "--size", "640x360", "--codec", "h264", "--skip-speed-check", "--duration", "2", "-o", take, "--json"])
         try #require(record.status == 0, "\(record.stderr)")
         let recorded = try #require(try JSONSerialization.jsonObject(with: Data(record.stdout.utf8)) as? [String: Any])
-        #expect(recorded["codec"] as? String == "h264" && recorded["height"] as? Int == 360 && recorded["swaps"] as? [Double] == [],
+        #expect(recorded["codec"] as? String == "h264" && recorded["height"] as? Int == 360 && recorded["swaps"] as? [Double] == [0],
                 "\(record.stdout)")
         let relayout = try dualcam(["relayout", take, "-o", dir.path("r.mov"), "--layout", "side-by-side", "--size", "640x360",
                                     "--json"])

@@ -168,6 +168,8 @@ extension Recorder {
                              audioSilenceInserted: audio?.silenceInserted ?? 0, events: eventsSoFar,
                              virtualCamera: nil, stream: nil, isoFiles: nil,
                              pauses: loop.timeline.pause.count,
-                             pausedSeconds: loop.timeline.pausedSeconds(now: monotonicNow()), swaps: loop.swapTimes)
+                             pausedSeconds: loop.timeline.pausedSeconds(now: monotonicNow()),
+                             // Started swapped (--swap): a swap at 0, as compose's --swap-at 0 and relayout read it.
+                             swaps: (plan.swap && loop.swapTimes.first != 0 ? [0] : []) + loop.swapTimes)
     }
 }

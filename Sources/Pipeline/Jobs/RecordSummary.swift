@@ -51,7 +51,7 @@ public struct RecordSummary: Sendable, Codable {
     /// Seconds from the stop to the finished file (encoding what the intermediate held
     /// included).
     public var finishingSeconds: Double = 0
-    /// When the pictures were swapped, in seconds of the file (not --swap at the start).
+    /// When the pictures were swapped, in seconds of the file; 0 first when it started swapped (--swap).
     public var swaps: [Double] = []
 }
 
