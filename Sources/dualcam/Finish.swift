@@ -188,7 +188,7 @@ struct Finish: ParsableCommand {
     private func finish(_ file: String, into output: String?, overwrite: Bool) throws {
         guard try MovAtoms.isFragmented(file) else {
             if output == nil {
-                print("\(file) is already a regular QuickTime file: nothing to do")
+                print("\(file) is already a finished movie (a regular file, index first): nothing to do")
                 return
             }
             throw Failure("\(file): not a fragmented recording (nothing to finish); copy it instead")

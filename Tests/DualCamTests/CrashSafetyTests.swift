@@ -229,7 +229,7 @@ import Testing
         #expect(Set(dir.contents) == ["camera.mp4", "killed.mov"], "left behind: \(dir.contents)")
         // Once regular, there is nothing more to do.
         let again = try dualcam(["finish", out])
-        #expect(again.status == 0 && again.stdout.contains("already a regular"), "\(again.stdout) \(again.stderr)")
+        #expect(again.status == 0 && again.stdout.contains("already a finished movie"), "\(again.stdout) \(again.stderr)")
     }
 
     /// A hang-up (terminal closed, SSH dropped) with stdout and stderr gone: the recording

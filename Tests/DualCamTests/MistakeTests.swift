@@ -395,7 +395,7 @@ import Testing
         }
         #expect(Set(dir.contents) == before)
         let regular = try dualcam(["finish", Self.back])
-        #expect(regular.status == 0 && regular.stdout.contains("already a regular QuickTime file"), "\(regular.stderr)")
+        #expect(regular.status == 0 && regular.stdout.contains("is already a finished movie (a regular file, index first): nothing to do"), "\(regular.stderr)")
     }
 
     /// A composition cut short by SIGTERM or SIGHUP exits 128 + the signal, as shells report
