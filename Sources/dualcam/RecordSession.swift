@@ -96,9 +96,14 @@ struct RecordSession {
             }
         }
         if let stream = s.stream {
-            print(String(format: "stream %@: %@ at the end; %d connection%@, %d lost, %.1f MB sent, %d packets let go",
-                         stream.url, stream.state, stream.connections, stream.connections == 1 ? "" : "s", stream.outages,
-                         Double(stream.bytesSent) / 1e6, stream.packetsDropped))
+            let dropped = stream.packetsDropped > 0 ? ", \(stream.packetsDropped) packets not sent (while unconnected)" : ""
+            if stream.connections == 0 {
+                print("stream \(stream.url): never connected (\(stream.lastFailure ?? "no answer")): nothing was sent")
+            } else {
+                print(String(format: "stream %@: %@ at the end; %d connection%@, %d lost, %.1f MB sent%@",
+                             stream.url, stream.state, stream.connections, stream.connections == 1 ? "" : "s", stream.outages,
+                             Double(stream.bytesSent) / 1e6, dropped))
+            }
         }
     }
 }

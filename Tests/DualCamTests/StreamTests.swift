@@ -96,6 +96,21 @@ extension RecordTests {
         for (f, b) in zip(flashes, beeps) { #expect(abs(b - f) <= 1.0 / 30 + 0.005, "beep at \(b) s, flash at \(f) s") }
     }
 
+    /// A stream nothing answers: the take is recorded whole, and the summary says the stream
+    /// never connected and why (it said "connecting at the end; 0 connections ... packets let go").
+    @Test(.timeLimit(.minutes(2)))
+    func aStreamNothingAnswersIsSaidToHaveNeverConnected() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let port = Int.random(in: 20_000...60_000)
+        let r = try dualcam(["record", "--back", Reference.back, "--audio", "none", "--duration", "2", "--size", "320x180",
+                             "--skip-speed-check", "--stream", "srt://127.0.0.1:\(port)", "-o", dir.path("take.mov")])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("stream srt://127.0.0.1:\(port): never connected (") && r.stdout.contains("): nothing was sent"),
+                "\(r.stdout)")
+        #expect(try Probe(dir.path("take.mov")).stream("video")?["nb_frames"] as? String == "60")
+    }
+
     /// ffmpeg listening for SRT on loopback `port`, copying what it receives to `path` (MPEG-TS).
     static func srtListener(port: Int, writing path: String) throws -> Process {
         let p = Process()

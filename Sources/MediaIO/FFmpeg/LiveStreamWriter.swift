@@ -169,6 +169,10 @@ public final class LiveStreamWriter: @unchecked Sendable {
             try check(avformat_write_header(context, nil)) { .cannotWrite(path: shown, reason: $0) }
         } catch {
             release()
+            // The deadline's interruption reads as FFmpeg's "Immediate exit requested" (AVERROR_EXIT).
+            if case let .cannotWrite(path, reason) = error, reason.hasSuffix("Immediate exit requested") {
+                throw .cannotWrite(path: path, reason: String(format: "nothing answered within %g s", timeout))
+            }
             throw error
         }
     }
