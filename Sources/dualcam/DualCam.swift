@@ -42,10 +42,18 @@ struct DualCam: ParsableCommand {
     /// The parser's way out, with one change: help shows a command's EXAMPLES (written at the
     /// end of its discussion, where the man page takes them from) last, after the options, as
     /// man pages and git's help do.
+    /// Its errors start "dualcam: " as every other error line does, not "Error: ".
     private static func exitForParser(_ error: any Error) -> Never {
-        guard exitCode(for: error) == .success, case let message = fullMessage(for: error), message.contains("USAGE:") else {
-            exit(withError: error)
+        let code = exitCode(for: error)
+        if code != .success {
+            let message = fullMessage(for: error)
+            if !message.isEmpty {
+                TerminalLine.shared.clear()
+                writeToStandardError((message.hasPrefix("Error: ") ? "dualcam: " + message.dropFirst(7) : message) + "\n")
+            }
+            Foundation.exit(code.rawValue)
         }
+        guard case let message = fullMessage(for: error), message.contains("USAGE:") else { exit(withError: error) }
         print(HelpText.examplesLast(message))
         Foundation.exit(0)
     }

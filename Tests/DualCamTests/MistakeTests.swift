@@ -227,12 +227,12 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let out = dir.path("out.mov")
-        for (extra, says) in [(["--swap-at", "-1"], "Error: --swap-at must be 0 or more seconds, got -1.0"),
-                              (["--margin", "-3"], "Error: margin must be 0 or more, got -3"),
-                              (["--crf", "-1"], "Error: --crf must be 0-51; got -1"),
-                              (["--inset", "0x0"], "Error: --inset must be at least 16x16 (a smaller one shows nothing); got 0x0"),
-                              (["--inset", "15x40"], "Error: --inset must be at least 16x16"),
-                              (["--inset", "2x2", "--corner-radius", "1"], "Error: --inset must be at least 16x16")] {
+        for (extra, says) in [(["--swap-at", "-1"], "dualcam: --swap-at must be 0 or more seconds, got -1.0"),
+                              (["--margin", "-3"], "dualcam: margin must be 0 or more, got -3"),
+                              (["--crf", "-1"], "dualcam: --crf must be 0-51; got -1"),
+                              (["--inset", "0x0"], "dualcam: --inset must be at least 16x16 (a smaller one shows nothing); got 0x0"),
+                              (["--inset", "15x40"], "dualcam: --inset must be at least 16x16"),
+                              (["--inset", "2x2", "--corner-radius", "1"], "dualcam: --inset must be at least 16x16")] {
             let r = try dualcam(["compose", Self.back, Self.front, "-o", out] + extra)
             #expect(r.status == 64 && r.stderrLines.first.map { $0.hasPrefix(says) } == true, "\(extra): \(r.stderr)")
         }
@@ -375,7 +375,7 @@ import Testing
         let version = try dualcam(["--version"])
         #expect(version.status == 0 && version.stdout.hasPrefix("dualcam "))
         let typo = try dualcam(["compose", "a.mp4", "b.mp4", "-o", "c.mov", "--colour", "red"])
-        #expect(typo.status == 64 && typo.stderr.hasPrefix("Error: Unknown option '--colour'"), "\(typo.stderr)")
+        #expect(typo.status == 64 && typo.stderr.hasPrefix("dualcam: Unknown option '--colour'"), "\(typo.stderr)")
     }
 
     /// `finish` of what is no recording at all (text, an empty file, Matroska, a folder) says so
