@@ -103,6 +103,11 @@ struct Record: ParsableCommand {
             throw ValidationError("--max-encoder-lag must be 0.1-60 seconds; got \(maxEncoderLag)")
         }
         if let audio, audio.isEmpty { throw ValidationError("--audio needs an ALSA device (hw:1, default) or none") }
+        if let audio, !["none", "back", "front"].contains(audio), !ALSADevices.isCaptureName(audio) {
+            throw ValidationError("--audio must name a capture device: default, pipewire, hw:1, hw:1,0, plughw:CARD=C920,DEV=0, "
+                                  + "sysdefault:CARD=C920 or dsnoop:... (`dualcam devices` lists them), none or back/front; "
+                                  + "got \(audio)")
+        }
         if encode == .after && (output == "none" || stream != nil) {
             throw ValidationError("--encode after needs a file and no --stream: a stream and -o none are encoded as they go")
         }

@@ -311,6 +311,29 @@ import Testing
         #expect(try Probe(dir.path("files.mov")).stream("video") != nil)
     }
 
+    /// --audio is a microphone's name, not ALSA's whole language: `file:'|cmd'` ran cmd and
+    /// `file:PATH` truncated PATH and filled it with hundreds of MB (an attacker's finding).
+    /// Refused before anything runs; the engine's open refuses them too.
+    @Test(.timeLimit(.minutes(2)))
+    func anAudioNameIsACaptureDeviceNeverACommandOrAFile() throws {
+        let dir = try TempDir()
+        let victim = dir.path("victim.txt"), ran = dir.path("ran")
+        try "important".write(toFile: victim, atomically: false, encoding: .utf8)
+        for name in ["file:'|touch \(ran); cat >/dev/null'", "file:\(victim)", "plug:'file:\(victim)'", "tee:default,\(victim)",
+                     "hw:0;touch \(ran)", "{ type file file \(victim) }"] {
+            let r = try dualcam(["record", "--back", Self.back, "--duration", "1", "--size", "320x180", "--audio", name,
+                                 "-o", dir.path("take.mov")])
+            #expect(r.status == 64 && r.stderr.hasPrefix("dualcam: --audio must name a capture device"), "\(name): \(r.stderr)")
+        }
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "important")
+        #expect(Set(dir.contents) == ["victim.txt"])
+        for good in ["default", "pipewire", "hw:1", "hw:Loopback,1,0", "plughw:CARD=C920,DEV=0", "sysdefault:CARD=Dummy", "dsnoop:1"] {
+            #expect(ALSADevices.isCaptureName(good), "\(good)")
+        }
+        #expect(throws: MediaError.self) { try ALSACapture(device: "file:\(victim)") }
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "important")
+    }
+
     /// A link at OUT pointing nowhere is something there: kept as the link it is.
     @Test(.timeLimit(.minutes(2)))
     func aDanglingLinkAtOutIsKeptWithoutOverwrite() throws {

@@ -51,6 +51,9 @@ public final class ALSACapture {
 
     public init(device: String) throws(MediaError) {
         self.device = device
+        guard ALSADevices.isCaptureName(device) else {
+            throw .cannotOpen(path: device, reason: "not the name of a capture device (`dualcam devices` lists them)")
+        }
         dc_snd_quiet()
         var handle: OpaquePointer?
         // A blocking open of a device another program holds waits until it lets go: opened

@@ -15,6 +15,18 @@ public struct AudioDeviceInfo: Sendable, Codable {
 }
 
 public enum ALSADevices {
+    /// Whether `name` is one to open as a microphone: a PCM defined by name (default, pipewire,
+    /// pulse, one of the user's own in ~/.asoundrc), or a card's (hw, plughw, default,
+    /// sysdefault, dsnoop) with plain arguments (`hw:1,0`, `plughw:CARD=C920,DEV=0`). Nothing
+    /// else: ALSA's names are a language, in which `file:'|cmd'` runs a command and
+    /// `file:PATH` truncates and fills any file, so --audio must not reach it as it is.
+    public static func isCaptureName(_ name: String) -> Bool {
+        let word = "[A-Za-z][A-Za-z0-9_-]*"
+        if name.range(of: "^\(word)$", options: .regularExpression) != nil { return true }
+        let argument = "[A-Za-z0-9_]+(=[A-Za-z0-9_.-]+)?"
+        return name.range(of: "^(hw|plughw|default|sysdefault|dsnoop):\(argument)(,\(argument))*$", options: .regularExpression) != nil
+    }
+
     /// Every PCM capture device of every sound card, by card and device number.
     public static func list() -> [AudioDeviceInfo] {
         dc_snd_quiet()
