@@ -12,7 +12,10 @@ extension Record {
     func plan() throws -> RecordPlan {
         let file = try takeFile()
         var plan = RecordPlan(file: file)
-        if let file { try OutputPath.check(file, overwrite: overwrite, inputs: [back, front].compactMap { $0 }) }
+        if let file {
+            try Self.checkCompanionNames(file)
+            try OutputPath.check(file, overwrite: overwrite, inputs: [back, front].compactMap { $0 })
+        }
         for (role, spec) in [("back", back), ("front", front)] {
             if let spec { try Self.checkSource(spec, role: role) }
         }
@@ -60,6 +63,18 @@ extension Record {
                           + "somewhere (a file named none: -o none.mov)")
         }
         return nil
+    }
+
+    /// A take's files beside it take its name and add to it (TAKE.intermediate.mov the most):
+    /// each must be a legal name too, or the take could not go on in its intermediate when the
+    /// encoder falls behind. Said before anything is recorded.
+    static func checkCompanionNames(_ file: String) throws {
+        let name = (file as NSString).lastPathComponent
+        let longest = (Intermediate.path(for: name) as NSString).lastPathComponent
+        let limit = Int(NAME_MAX) - (longest.utf8.count - name.utf8.count)
+        guard name.utf8.count > limit else { return }
+        throw Failure("\(file): the name is \(name.utf8.count) bytes, and a take's needs room for what is written beside it "
+                      + "(\((longest as NSString).lastPathComponent.suffix(17))): at most \(limit) bytes")
     }
 
     /// A name no file (nor a file of its take: --iso's, the intermediate) has and no other

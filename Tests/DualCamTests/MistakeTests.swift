@@ -334,6 +334,48 @@ import Testing
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "important")
     }
 
+    /// Long but legal names: compose writes under a 254-byte name (its hidden name beside
+    /// OUT went over 255 bytes and the write failed at the end), a take under a 234-byte one
+    /// is recorded and its files fit, and a name too long for the take's files is refused
+    /// before anything is recorded, not after.
+    @Test(.timeLimit(.minutes(2)))
+    func longNamesAreWrittenOrRefusedAtTheStart() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let longest = String(repeating: "é", count: 125) + ".mov"  // 254 bytes
+        let composed = try dualcam(["compose", Self.back, Self.front, "--size", "320x180", "-o", dir.path(longest)])
+        #expect(composed.status == 0, "\(composed.stderr)")
+        let take = String(repeating: "t", count: 230) + ".mov", tooLong = String(repeating: "u", count: 240) + ".mov"
+        let recorded = try dualcam(["record", "--back", Self.back, "--duration", "1", "--audio", "none", "--size", "320x180",
+                                    "--iso", "-o", dir.path(take)])
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        let refused = try dualcam(["record", "--back", Self.back, "--duration", "1", "--audio", "none", "-o", dir.path(tooLong)])
+        #expect(refused.status == 1 && refused.stderrLines.count == 1 && refused.stderr.contains("at most 238 bytes"), "\(refused.stderr)")
+        #expect(Set(dir.contents) == [longest, take, String(take.dropLast(4)) + ".back.mov", String(take.dropLast(4)) + ".dualcam.json"],
+                "\(dir.contents.map { $0.prefix(8) + "..." + $0.suffix(16) })")
+    }
+
+    /// What a killed take leaves beside OUT is removed, but only what is ours: a file of
+    /// someone else's under a name like ours (".take.mov.dualcam-2.recording") stays.
+    @Test(.timeLimit(.minutes(2)))
+    func onlyOurOwnLeftoversAreRemoved() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let notOurs = dir.path(".take.mov.dualcam-2.recording"), ours = dir.path(".take.mov.dualcam-3.recording")
+        let notOursTmp = dir.path(".c.mov.1-0-7.dualcam-tmp")
+        try "someone's notes".write(toFile: notOurs, atomically: false, encoding: .utf8)
+        try "someone's notes".write(toFile: notOursTmp, atomically: false, encoding: .utf8)
+        _ = FileManager.default.createFile(atPath: ours, contents: Data())
+        let r = try dualcam(["record", "--back", Self.back, "--duration", "1", "--audio", "none", "--size", "320x180",
+                             "-o", dir.path("take.mov")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let c = try dualcam(["compose", Self.back, Self.front, "--size", "320x180", "-o", dir.path("c.mov")])
+        #expect(c.status == 0, "\(c.stderr)")
+        #expect(Set(dir.contents) == ["take.mov", "c.mov", ".take.mov.dualcam-2.recording", ".c.mov.1-0-7.dualcam-tmp"],
+                "\(dir.contents)")
+        #expect(try String(contentsOfFile: notOurs, encoding: .utf8) == "someone's notes")
+    }
+
     /// A link at OUT pointing nowhere is something there: kept as the link it is.
     @Test(.timeLimit(.minutes(2)))
     func aDanglingLinkAtOutIsKeptWithoutOverwrite() throws {

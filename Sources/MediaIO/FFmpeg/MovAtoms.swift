@@ -40,6 +40,18 @@ public enum MovAtoms {
         return atoms
     }
 
+    /// Whether a regular file under one of our hidden names, left by a kill, is ours to
+    /// remove: empty (made, nothing written yet), or starting as a movie does. Anything else
+    /// under such a name is someone's file, and stays.
+    public static func isEmptyOrStartsAsMovie(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 8) ?? Data() else { return false }
+        if header.isEmpty { return true }
+        return header.count == 8 && ["ftyp", "moov", "mdat", "free", "skip", "wide"]
+            .contains(String(decoding: header.suffix(4), as: UTF8.self))
+    }
+
     /// Whether the file is QuickTime or MP4 at all: it starts with one of their top-level
     /// boxes and has an index (moov) or fragments (moof).
     public static func isQuickTime(_ path: String) throws(MediaError) -> Bool {

@@ -30,9 +30,10 @@ public final class AtomicOutput {
         claim = try OutputClaim(path: destination, overwrite: overwrite, holding: own)
         let url = URL(fileURLWithPath: destination)
         let dir = DurableFile.folder(of: destination)
-        let prefix = "\(dir)/.\(url.lastPathComponent)."
+        let stem = OwnFile.hiddenStem(of: url.lastPathComponent)
+        let prefix = "\(dir)/.\(stem)."
         hiddenPrefix = prefix
-        Self.removeAbandoned(in: dir, prefix: ".\(url.lastPathComponent).", suffix: Self.suffix)
+        Self.removeAbandoned(in: dir, prefix: ".\(stem).", suffix: Self.suffix)
         do {
             let (fd, name) = try OwnFile.create(in: dir, hiddenPrefix: prefix, suffix: Self.suffix)
             descriptor = fd
@@ -63,7 +64,8 @@ public final class AtomicOutput {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
         where name.hasPrefix(prefix) && name.hasSuffix(suffix) {
             let path = dir + "/" + name
-            guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG, !RecordingLock.isHeld(path) else { continue }
+            guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG, !RecordingLock.isHeld(path),
+                  MovAtoms.isEmptyOrStartsAsMovie(path) else { continue }
             unlink(path)
         }
     }

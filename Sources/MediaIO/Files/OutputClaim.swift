@@ -181,6 +181,18 @@ final class NameLock {
 
 /// Files of ours beside OUT: unnamed until they are whole where the file system allows it.
 public enum OwnFile {
+    /// OUT's name as it appears in the hidden names made beside it (".NAME.PID-N-RAND..."):
+    /// whole when short, else its first 100 bytes and a hash of it, so that a long but legal
+    /// OUT (up to 255 bytes) never makes a hidden name over the file system's 255. (A 230-byte
+    /// OUT failed to be written, and a take under one could not be finished.)
+    public static func hiddenStem(of name: String) -> String {
+        let bytes = Array(name.utf8)
+        guard bytes.count > 120 else { return name }
+        var cut = 100
+        while cut > 0 && (bytes[cut] & 0xC0) == 0x80 { cut -= 1 }  // not inside a UTF-8 character
+        return String(decoding: bytes[..<cut], as: UTF8.self) + String(format: "~%016llx", NameLock.fnv1a(bytes))
+    }
+
     /// A new file for writing in `folder`, locked, with no name (none can be seen, so none is
     /// left by a kill), or, where the file system has no unnamed files, under a new hidden
     /// name made from `hiddenPrefix` and `suffix`, which it takes only once locked (made as
