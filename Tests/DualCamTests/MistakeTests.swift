@@ -376,6 +376,24 @@ import Testing
         #expect(try String(contentsOfFile: notOurs, encoding: .utf8) == "someone's notes")
     }
 
+    /// A link the user names is followed to its video, wherever that is (it was refused as
+    /// "naming files outside its folder"); a playlist beside the link still reads nothing
+    /// outside the folder it is in.
+    @Test(.timeLimit(.minutes(2)))
+    func aLinkToAVideoElsewhereIsRead() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        try FileManager.default.createDirectory(atPath: dir.path("here"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir.path("here/back.mp4"), withDestinationPath: Self.back)
+        let r = try dualcam(["compose", dir.path("here/back.mp4"), Self.front, "--size", "320x180", "-o", dir.path("here/out.mov")])
+        #expect(r.status == 0, "\(r.stderr)")
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:3.0,\n../outside.ts\n#EXT-X-ENDLIST\n"
+            .write(toFile: dir.path("here/list.m3u8"), atomically: false, encoding: .utf8)
+        try makeClip(dir.path("outside.ts"), ["-i", Self.back, "-c", "copy"])
+        let list = try dualcam(["compose", dir.path("here/list.m3u8"), Self.front, "-o", dir.path("here/list.mov")])
+        #expect(list.status == 1 && list.stderr.contains("names files outside its folder"), "\(list.stderr)")
+    }
+
     /// A link at OUT pointing nowhere is something there: kept as the link it is.
     @Test(.timeLimit(.minutes(2)))
     func aDanglingLinkAtOutIsKeptWithoutOverwrite() throws {

@@ -81,9 +81,12 @@ final class InputContext {
     /// file; a playlist reads nothing outside its own folder).
     init(path: String) throws(MediaError) {
         self.path = path
-        // Where it really is, as the nested opens are compared in C (realpath on both sides).
-        let named = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        let folder = realpath(named, nil).map { p in defer { free(p) }; return String(cString: p) } ?? named
+        // Where it really is, as the nested opens are compared in C (realpath on both sides):
+        // the folder of the file itself, a link followed (the user named it; a link to a video
+        // elsewhere was refused as "naming files outside its folder").
+        let real = realpath(path, nil).map { p in defer { free(p) }; return String(cString: p) }
+        let named = URL(fileURLWithPath: real ?? path).deletingLastPathComponent().path
+        let folder = real != nil ? named : realpath(named, nil).map { p in defer { free(p) }; return String(cString: p) } ?? named
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         let rc = dc_open_local_input(&ctx, Self.fileURL(path), folder)
         guard rc >= 0, let ctx else {
