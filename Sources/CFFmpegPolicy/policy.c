@@ -177,6 +177,11 @@ int dc_open_local_input(AVFormatContext **out, const char *file_url, const char 
     return 0;
 }
 
+int dc_local_input_left_out(const AVFormatContext *ctx) {
+    const dc_local_input *input = ctx ? ctx->opaque : NULL;
+    return input && input->refused == DC_REFUSED_OUTSIDE;
+}
+
 void dc_close_local_input(AVFormatContext **ctx) {
     if (!ctx || !*ctx) return;
     void *opaque = (*ctx)->opaque;

@@ -392,6 +392,16 @@ import Testing
         try makeClip(dir.path("outside.ts"), ["-i", Self.back, "-c", "copy"])
         let list = try dualcam(["compose", dir.path("here/list.m3u8"), Self.front, "-o", dir.path("here/list.mov")])
         #expect(list.status == 1 && list.stderr.contains("names files outside its folder"), "\(list.stderr)")
+        // A playlist with one segment of three outside: composed without it, and said so.
+        try makeClip(dir.path("here/mixed.m3u8"), ["-i", Self.back, "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-an",
+                                                   "-f", "hls", "-hls_time", "1", "-hls_list_size", "0"])
+        try FileManager.default.moveItem(atPath: dir.path("here/mixed1.ts"), toPath: dir.path("mixed1.ts"))
+        let playlist = try String(contentsOfFile: dir.path("here/mixed.m3u8"), encoding: .utf8)
+        try playlist.replacingOccurrences(of: "\nmixed1.ts", with: "\n../mixed1.ts")
+            .write(toFile: dir.path("here/mixed.m3u8"), atomically: false, encoding: .utf8)
+        let mixed = try dualcam(["compose", dir.path("here/mixed.m3u8"), Self.front, "--size", "320x180", "-o", dir.path("here/mixed.mov")])
+        #expect(mixed.status == 0 && mixed.stderr.contains("mixed.m3u8: what it names outside its folder was left out (not read)"),
+                "\(mixed.stderr)")
     }
 
     /// A link at OUT pointing nowhere is something there: kept as the link it is.

@@ -9,6 +9,9 @@
  * files past the check are not used. Close with dc_close_local_input. */
 int dc_open_local_input(AVFormatContext **out, const char *file_url, const char *folder);
 void dc_close_local_input(AVFormatContext **ctx);
+/* Whether something the input named outside its folder was refused while it was read (an
+ * HLS demuxer skips such a segment and goes on). */
+int dc_local_input_left_out(const AVFormatContext *ctx);
 /* Makes every local input's blocking calls return at once from now on (a stop was asked
  * for). Async-signal-safe. */
 void dc_interrupt_inputs(void);

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CFFmpegPolicy
 import Compositor
 
 /// One decoded picture, normalised to limited-range I420 and turned upright.
@@ -67,6 +68,8 @@ public final class VideoReader {
     static let truncationTolerance = 0.5
     /// Packets the decoder rejected and skipped.
     public var damagedPackets: Int { decoder.damagedPackets }
+    /// Whether a part of it outside its folder (a playlist's segment) was left out, unread.
+    public var leftPartsOutside: Bool { dc_local_input_left_out(input.pointer) != 0 }
 
     /// `decoderThreads`: 0 lets libavcodec choose (a frame thread per core, and one more);
     /// a reader decoded on a thread of its own beside another does better with 1.

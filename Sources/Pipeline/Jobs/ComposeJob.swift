@@ -104,6 +104,8 @@ public final class ComposeJob {
                               composedInPlace: composedInPlace,
                               warnings: [back, front].filter { $0.damagedPackets > 0 }.map {
                                   "\($0.path): \($0.damagedPackets) damaged video packet(s) skipped"
+                              } + [back, front].filter(\.leftPartsOutside).map {
+                                  "\($0.path): what it names outside its folder was left out (not read): the output lacks it"
                               } + Self.swapsNeverShown(o.swaps, named: o.swapsNamed, frames: frames, fps: clock.fps, back: o.back)
                                 + Self.lengthsDiffer(frontEnd: pictures.frontEnd ?? front.declaredDuration, frames: frames,
                                                      fps: clock.fps, back: o.back, front: o.front))
