@@ -84,11 +84,11 @@ struct Compose: ParsableCommand {
         Interruption.interruptInputsOnStop()
         job.isCancelled = { Interruption.requested }
         // On stdout with the summary: stderr is for what went wrong, one line.
-        let line = !reporting.quiet && !reporting.json ? "composing \(what) into \(encoding.output)\n" : nil
+        let line = !reporting.quiet && !reporting.json ? "composing \(what) into \(encoding.output)" : nil
         Interruption.exitAtOnceUntilStarted(true)
         job.onStart = {
             Interruption.exitAtOnceUntilStarted(false)
-            if let line { writeAll(Array(line.utf8), to: 1) }
+            if let line { writeAll(Array((TerminalLine.printable(line) + "\n").utf8), to: 1) }
         }
         let started = ProcessInfo.processInfo.systemUptime
         if reporting.showsLiveLine {
@@ -105,7 +105,7 @@ struct Compose: ParsableCommand {
             let swaps = inputs.swaps.times.filter { ($0 * Double(encoding.format.rate)).rounded(.up) < Double(s.frames) }
             print(try Self.json(s, output: encoding.output, settings: options.video, swaps: swaps))
         } else if !reporting.quiet {
-            print(String(format: "wrote %@: %d frames, %.2f s, %@, audio: %@; took %.1f s (%.0f fps)",
+            printLine(String(format: "wrote %@: %d frames, %.2f s, %@, audio: %@; took %.1f s (%.0f fps)",
                          encoding.output, s.frames, s.duration, encoding.format.description(encoder), s.audioSource, s.seconds,
                          Double(s.frames) / max(s.seconds, 1e-9)))
         }

@@ -57,7 +57,7 @@ struct Controls: ParsableCommand {
                                replacing: forget || wanted.isEmpty)
             } catch { throw Failure(error.description) }
             if !json {
-                print(forget ? "forgot the controls saved for \(caps.card) (\(caps.bus))"
+                printLine(forget ? "forgot the controls saved for \(caps.card) (\(caps.bus))"
                       : "saved for \(caps.card) (\(caps.bus)) in \(store.url.path): "
                         + (toSave.isEmpty ? "nothing (every control at its default)" : toSave.map(\.description).joined(separator: ", ")))
             }
@@ -68,10 +68,10 @@ struct Controls: ParsableCommand {
             struct Listing: Encodable { var device: String; var controls: [CameraControl]; var saved: [ControlSetting] }
             print(try JSONOutput.line(schema: "dualcam.controls/1", Listing(device: device, controls: controls, saved: saved)))
         } else if !save && !forget {
-            print("\(device): \(caps.card) (\(caps.driver), \(caps.bus))")
-            if controls.isEmpty { print("  no controls") }
-            for c in controls { print("  \(c.summary)") }
-            if !saved.isEmpty { print("  saved, applied when it opens: \(saved.map(\.description).joined(separator: ", "))") }
+            printLine("\(device): \(caps.card) (\(caps.driver), \(caps.bus))")
+            if controls.isEmpty { printLine("  no controls") }
+            for c in controls { printLine("  \(c.summary)") }
+            if !saved.isEmpty { printLine("  saved, applied when it opens: \(saved.map(\.description).joined(separator: ", "))") }
         }
         if !failures.isEmpty { throw ExitCode(1) }
     }

@@ -43,18 +43,18 @@ struct Devices: ParsableCommand {
 
     private func printDefaultMicrophone(_ listing: Listing) {
         if let d = listing.defaultAudio {
-            print("default: the system's default capture device, what record uses with no --audio" + describe(d))
+            printLine("default: the system's default capture device, what record uses with no --audio" + describe(d))
         } else if listing.audio.isEmpty {
-            print("no microphone: no default capture device (\(listing.defaultAudioError ?? "it cannot be opened")) and no ALSA "
+            printLine("no microphone: no default capture device (\(listing.defaultAudioError ?? "it cannot be opened")) and no ALSA "
                   + "capture device: record writes a silent track. Plug in a microphone or start the sound server "
                   + "(PipeWire, PulseAudio); with files as cameras, --audio back records the back file's sound")
         } else {
-            print("default: cannot be opened (\(listing.defaultAudioError ?? "?")): record with no --audio takes the first "
+            printLine("default: cannot be opened (\(listing.defaultAudioError ?? "?")): record with no --audio takes the first "
                   + "device below that opens")
         }
         if let server = listing.soundServer {
             let sources = server.sources.map { $0 == server.defaultSource ? "\($0) (default)" : $0 }
-            print("  sound server: \(server.name); sources: \(sources.isEmpty ? "none" : sources.joined(separator: ", ")); \(server.howToPick)")
+            printLine("  sound server: \(server.name); sources: \(sources.isEmpty ? "none" : sources.joined(separator: ", ")); \(server.howToPick)")
         }
     }
 
@@ -65,29 +65,29 @@ struct Devices: ParsableCommand {
     }
 
     private func printCameras(_ devices: [CaptureDeviceInfo]) {
-        if devices.isEmpty { print("no V4L2 capture devices") }
+        if devices.isEmpty { printLine("no V4L2 capture devices") }
         for d in devices {
-            print("\(d.path): \(d.card) (\(d.driver), \(d.bus))")
+            printLine("\(d.path): \(d.card) (\(d.driver), \(d.bus))")
             for f in d.formats {
-                print("  \(f.fourcc) \(f.description)\(f.emulated ? " [converted by libv4l2]" : "")")
+                printLine("  \(f.fourcc) \(f.description)\(f.emulated ? " [converted by libv4l2]" : "")")
                 for m in f.modes {
                     let rates = m.framesPerSecond.map { String(format: "%g", $0) }.joined(separator: ", ")
-                    print("    \(m.width)x\(m.height)" + (rates.isEmpty ? "" : " @ \(rates) fps"))
+                    printLine("    \(m.width)x\(m.height)" + (rates.isEmpty ? "" : " @ \(rates) fps"))
                 }
             }
             if !d.controls.isEmpty {
-                print("  controls (record --control back:NAME=VALUE; dualcam controls \(d.path) --set NAME=VALUE --save):")
-                for c in d.controls { print("    \(c.summary)") }
+                printLine("  controls (record --control back:NAME=VALUE; dualcam controls \(d.path) --set NAME=VALUE --save):")
+                for c in d.controls { printLine("    \(c.summary)") }
             }
         }
     }
 
     private func printMicrophones(_ devices: [AudioDeviceInfo]) {
-        if devices.isEmpty { print("no ALSA capture devices") }
+        if devices.isEmpty { printLine("no ALSA capture devices") }
         for d in devices {
             var line = "\(d.device): \(d.card) (\(d.name))"
             if d.busy { line += ": busy (another program is capturing)" }
-            print(line + describe(d))
+            printLine(line + describe(d))
         }
     }
 }

@@ -86,6 +86,13 @@ struct Failure: Error, CustomStringConvertible {
     var description: String { message }
 }
 
+/// A line of a human summary or listing on stdout. Control characters in it (from a file's
+/// name: an escape sequence sets the terminal's title or clears it) are shown as text, as on
+/// stderr; `--json` is the form for scripts, with names exactly as they are.
+func printLine(_ line: String) {
+    print(TerminalLine.printable(line))
+}
+
 /// One line on stderr, "dualcam: " first, above the progress or status line if one is
 /// shown. Errors are ignored: with the terminal gone (a hang-up) the line has nowhere to go,
 /// and the recording matters more than the message.

@@ -113,7 +113,7 @@ struct Finish: ParsableCommand {
         let fps = Double(info.settings.framesPerSecond)
         let lost = missing > 0 ? String(format: "; %d frame%@ (%.2f s) the kill left unwritten before the intermediate %@ missing",
                                         missing, missing == 1 ? "" : "s", Double(missing) / fps, missing == 1 ? "is" : "are") : ""
-        print(String(format: "finished %@: %d frames (%.2f s), %d audio packets; the frames from %@ encoded and joined in %.1f s "
+        printLine(String(format: "finished %@: %d frames (%.2f s), %d audio packets; the frames from %@ encoded and joined in %.1f s "
                      + "(%@)%@", destination, r.videoFrames, r.videoSeconds, r.audioPackets, rest, monotonicNow() - started, removed, lost))
         return true
     }
@@ -188,7 +188,7 @@ struct Finish: ParsableCommand {
     private func finish(_ file: String, into output: String?, overwrite: Bool) throws {
         guard try MovAtoms.isFragmented(file) else {
             if output == nil {
-                print("\(file) is already a finished movie (a regular file, index first): nothing to do")
+                printLine("\(file) is already a finished movie (a regular file, index first): nothing to do")
                 return
             }
             throw Failure("\(file): not a fragmented recording (nothing to finish); copy it instead")
@@ -199,7 +199,7 @@ struct Finish: ParsableCommand {
         defer { if let held { close(held) } }
         if destination != file { try OutputPath.check(destination, overwrite: overwrite, inputs: [file]) }
         let r = try MovFinalizer.finalize(file, into: destination, overwrite: overwrite, holding: held)
-        print(String(format: "finished %@: %d frames (%.2f s), %d audio packets%@", destination, r.videoFrames,
+        printLine(String(format: "finished %@: %d frames (%.2f s), %d audio packets%@", destination, r.videoFrames,
                      r.videoSeconds, r.audioPackets,
                      r.incompleteSamples > 0 ? ", \(r.incompleteSamples) samples cut short at the end left out" : ""))
     }

@@ -78,10 +78,10 @@ struct RecordSession {
         }
         guard !reporting.quiet else { return }
         if plan.file == nil {
-            print(String(format: "showed %d frames (%.2f s)%@, no file written; latency p50 %.2f ms, p99 %.2f ms",
+            printLine(String(format: "showed %d frames (%.2f s)%@, no file written; latency p50 %.2f ms, p99 %.2f ms",
                          s.frames, s.seconds, s.virtualCamera.map { " on \($0.device)" } ?? "", s.latencyP50Ms, s.latencyP99Ms))
         } else {
-            print(String(format: "recorded %@: %d frame%@ (%.2f s)%@; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
+            printLine(String(format: "recorded %@: %d frame%@ (%.2f s)%@; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
                          + "%d repeated, %d back frames dropped, %d lost by the cameras%@%@",
                          s.output, s.frames, s.frames == 1 ? "" : "s", s.seconds, s.singleCamera ? ", single-camera mode" : "",
                          s.latencyP50Ms, s.latencyP99Ms, s.latencyMaxMs, s.repeatedFrames, s.droppedBackFrames,
@@ -89,18 +89,18 @@ struct RecordSession {
                          s.encoderSkippedFrames > 0 ? ", \(s.encoderSkippedFrames) skipped while the encoder was behind" : "",
                          s.pauses > 0 ? String(format: "; paused %d time%@, %.1f s left out", s.pauses, s.pauses == 1 ? "" : "s",
                                                s.pausedSeconds) : ""))
-            if let files = s.isoFiles { print("each camera's own: " + files.joined(separator: ", ")) }
+            if let files = s.isoFiles { printLine("each camera's own: " + files.joined(separator: ", ")) }
             if s.framesEncodedAfterStop > 0 {
-                print(String(format: "%d frames kept in the intermediate were encoded after the stop; the file was finished %.1f s "
+                printLine(String(format: "%d frames kept in the intermediate were encoded after the stop; the file was finished %.1f s "
                              + "after it", s.framesEncodedAfterStop, s.finishingSeconds))
             }
         }
         if let stream = s.stream {
             let dropped = stream.packetsDropped > 0 ? ", \(stream.packetsDropped) packets not sent (while unconnected)" : ""
             if stream.connections == 0 {
-                print("stream \(stream.url): never connected (\(stream.lastFailure ?? "no answer")): nothing was sent")
+                printLine("stream \(stream.url): never connected (\(stream.lastFailure ?? "no answer")): nothing was sent")
             } else {
-                print(String(format: "stream %@: %@ at the end; %d connection%@, %d lost, %.1f MB sent%@",
+                printLine(String(format: "stream %@: %@ at the end; %d connection%@, %d lost, %.1f MB sent%@",
                              stream.url, stream.state, stream.connections, stream.connections == 1 ? "" : "s", stream.outages,
                              Double(stream.bytesSent) / 1e6, dropped))
             }

@@ -107,6 +107,10 @@ import Testing
         let escape = try dualcam(["compose", "a\u{1B}]0;TITLE\u{07}\nFAKE.mp4", Reference.front, "-o", dir.path("e.mov")])
         #expect(escape.status == 1 && escape.stderr.split(separator: "\n").count == 1 && !escape.stderr.contains("\u{1B}"),
                 "\(escape.stderr.debugDescription)")
+        // The summary on stdout shows such a name as text too (it set the terminal's title).
+        let titled = try dualcam(["compose", Reference.back, Reference.front, "--size", "320x180", "-o", dir.path("t\u{1B}]0;TITLE\u{07}.mov")])
+        #expect(titled.status == 0 && !titled.stdout.contains("\u{1B}") && titled.stdout.contains("t^[]0;TITLE\\x07.mov"),
+                "\(titled.stdout.debugDescription)")
         let saved = try dualcam(["bench", "--cases", "inset-only-480p", "--frames", "3", "--json"])
         try #require(saved.status == 0)
         let absurd = try CommandLineTests.saved(saved.stdout.replacingOccurrences(of: #""p50_ms": [0-9.]+"#, with: "\"p50_ms\": 1e300",
