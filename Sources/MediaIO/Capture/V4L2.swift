@@ -23,11 +23,21 @@ public struct V4L2Error: Error, CustomStringConvertible, Equatable, Sendable {
         case EACCES, EPERM:
             return "\(device): permission denied: is the user in the 'video' group? (`sudo usermod -aG video $USER`, then log in again)"
         case ENOENT: return "\(device) does not exist: `dualcam devices` lists the cameras there are"
-        case ENODEV, ENXIO: return "\(device) is gone (unplugged?): \(operation) failed"
+        case ENODEV, ENXIO:
+            // A device of another kind (/dev/tty with no terminal gives ENXIO) is not a camera that went.
+            return isVideoDevice ? "\(device) is gone (unplugged?): \(operation) failed"
+                : "\(device) is not a camera (no V4L2 device): `dualcam devices` lists the cameras there are"
         case ENOTTY: return "\(device) is not a camera (no V4L2 device): `dualcam devices` lists the cameras there are"
         default: return "\(device): \(operation) failed: \(String(cString: strerror(code)))"
         }
     }
+    /// Whether the path is a video4linux device node (major 81), or is no longer there.
+    private var isVideoDevice: Bool {
+        var st = stat()
+        guard stat(device, &st) == 0 else { return true }
+        return (st.st_mode & S_IFMT) == S_IFCHR && (st.st_rdev >> 8) & 0xfff == 81
+    }
+
     /// The camera is gone (unplugged) or broken beyond this stream.
     public var isFatal: Bool { code == ENODEV || code == EIO || code == ENXIO }
 }
