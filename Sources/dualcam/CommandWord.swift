@@ -43,9 +43,10 @@ enum CommandWord {
         return Failure("'\(first)' is not a dualcam command: one of \(names.joined(separator: ", ")) (dualcam --help)", code: 64)
     }
 
-    /// The command within two edits of `word` (or that it begins), if there is exactly one best.
-    static func nearest(to word: String) -> String? {
-        let scored = names.map { ($0, $0.hasPrefix(word.lowercased()) && word.count >= 2 ? 0 : editDistance(word.lowercased(), $0)) }
+    /// The command (or other of `candidates`) within two edits of `word` (or that it begins),
+    /// if there is exactly one best.
+    static func nearest(to word: String, among candidates: [String] = names) -> String? {
+        let scored = candidates.map { ($0, $0.hasPrefix(word.lowercased()) && word.count >= 2 ? 0 : editDistance(word.lowercased(), $0)) }
         guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2,
               scored.filter({ $0.1 == best.1 }).count == 1 else { return nil }
         return best.0

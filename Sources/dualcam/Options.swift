@@ -7,7 +7,16 @@ extension Corner: ExpressibleByArgument {}
 extension Arrangement: ExpressibleByArgument {}
 extension EncodeMode: ExpressibleByArgument {}
 extension AudioChoiceArgument: ExpressibleByArgument {}
-extension VideoEncoderSettings.Codec: ExpressibleByArgument {}
+extension VideoEncoderSettings.Codec: ExpressibleByArgument {
+    /// Either case, and the names people also use (h265, x265, avc, x264).
+    public init?(argument: String) {
+        switch argument.lowercased() {
+        case "hevc", "h265", "h.265", "x265": self = .hevc
+        case "h264", "h.264", "avc", "x264": self = .h264
+        default: return nil
+        }
+    }
+}
 
 enum AudioChoiceArgument: String, CaseIterable {
     case back, front, none
@@ -167,7 +176,7 @@ struct OutputFormatOptions: ParsableArguments {
         if let encoder { s.encoder = encoder }
         s.size = canvas
         s.framesPerSecond = Int32(rate)
-        s.preset = encoding.preset
+        s.preset = encoding.preset.lowercased()
         s.crf = encoding.crf ?? 28
         s.bitrate = encoding.bitrate.flatMap(EncoderOptions.bits)
         s.audioBitrate = EncoderOptions.bits(encoding.audioBitrate) ?? 160_000
@@ -213,8 +222,9 @@ struct EncoderOptions: ParsableArguments {
     static let presets = VideoEncoderSettings.presets
 
     func validate() throws {
-        guard Self.presets.contains(preset) else {
-            throw ValidationError("--preset must be one of \(Self.presets.joined(separator: ", "))")
+        guard Self.presets.contains(preset.lowercased()) else {
+            let near = CommandWord.nearest(to: preset, among: Self.presets).map { "did you mean \($0)? " } ?? ""
+            throw ValidationError("--preset \(preset): \(near)--preset is one of \(Self.presets.joined(separator: ", "))")
         }
         if let crf, !(0...51).contains(crf) { throw ValidationError("--crf must be 0-51; got \(crf)") }
         if bitrate != nil && crf != nil { throw ValidationError("--bitrate and --crf exclude each other: give one") }

@@ -96,6 +96,21 @@ import Testing
         #expect(rates[1] > 600_000 && rates[1] < 2_400_000, "\(rates[1]) b/s for 1200k")
     }
 
+    /// Names in another case, and the codec's other names, are what people type.
+    @Test(.timeLimit(.minutes(2)))
+    func codecAndPresetNamesInAnyCase() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let out = dir.path("h264.mov")
+        let r = try dualcam(["compose", Reference.back, Reference.front, "--size", "320x180", "--codec", "H264", "--preset", "UltraFast",
+                             "-o", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Probe(out).stream("video")?["codec_name"] as? String == "h264")
+        let x265 = try dualcam(["compose", Reference.back, Reference.front, "--size", "320x180", "--codec", "x265", "-o", dir.path("x.mov")])
+        #expect(x265.status == 0, "\(x265.stderr)")
+        #expect(try Probe(dir.path("x.mov")).stream("video")?["codec_name"] as? String == "hevc")
+    }
+
     @Test(arguments: [
         (["--rate", "7"], "--rate must divide 48000"),
         (["--rate", "1000"], "--rate must be from 1 to 120 frames per second; got 1000"),
@@ -103,6 +118,7 @@ import Testing
         (["--size", "99999x99999"], "--size must have even sides"),
         (["--rotate", "45"], "--rotate must be 0, 90, 180 or 270"),
         (["--codec", "vp9"], "codec"),
+        (["--preset", "ultrafst"], "--preset ultrafst: did you mean ultrafast?"),
         (["--bitrate", "2M", "--crf", "20"], "--bitrate and --crf exclude each other"),
         (["--bitrate", "lots"], "--bitrate must be 100k to 200M"),
         (["--audio-bitrate", "1M"], "--audio-bitrate must be 32k to 512k"),

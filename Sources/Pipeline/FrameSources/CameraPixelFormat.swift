@@ -33,7 +33,7 @@ public struct CameraPixelFormat: Sendable, Equatable {
     static var preference: [FourCC] { all.map(\.fourcc) }
     /// The names `--pixel-format` takes, as `v4l2-ctl` prints them.
     public static var names: [String] { all.map(\.fourcc.description) }
-    public static func named(_ name: String) -> CameraPixelFormat? { all.first { $0.fourcc.description == name } }
+    public static func named(_ name: String) -> CameraPixelFormat? { all.first { $0.fourcc.description == name.uppercased() } }
     /// The row of `fourcc`; nil for a format `record` does not take.
     static func row(_ fourcc: FourCC) -> CameraPixelFormat? { all.first { $0.fourcc == fourcc } }
     static func isJPEG(_ fourcc: FourCC) -> Bool { row(fourcc)?.layout == .jpeg }
