@@ -449,7 +449,10 @@ import Testing
         let dir = try TempDir()
         let leftovers = [".pip.mov.Ab12Cd.dualcam-tmp", ".rec.mov.dualcam-99999.recording"]
         let unrelated = ".other.mov.Ab12Cd.dualcam-tmp"
-        for name in leftovers + [unrelated] { try Data("left by a kill".utf8).write(to: dir.url.appendingPathComponent(name)) }
+        // What a kill leaves is a movie cut short: its first box, ftyp, and some of the rest.
+        // (A file under such a name that is no movie is someone's and stays: MistakeTests.)
+        let cutShort = Data([0, 0, 0, 20] + Array("ftypqt  ".utf8) + [0, 0, 2, 0] + Array("qt  ".utf8) + Array("left by a kill".utf8))
+        for name in leftovers + [unrelated] { try cutShort.write(to: dir.url.appendingPathComponent(name)) }
         let c = try dualcam(["compose", Reference.back, Reference.front, "-o", dir.path("pip.mov"), "--size", "320x180", "--quiet"])
         #expect(c.status == 0, "\(c.stderr)")
         let r = try dualcam(["record", "--skip-speed-check", "--back", Reference.back, "--duration", "1", "--size", "320x180",
