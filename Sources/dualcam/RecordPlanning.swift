@@ -105,7 +105,7 @@ extension Record {
         }
         if isFile(back) && !backControls.isEmpty { unused.append("--control back:") }
         if isFile(front) && !frontControls.isEmpty { unused.append("--control front:") }
-        guard !unused.isEmpty else { return }
+        guard !unused.isEmpty, !reporting.quiet else { return }
         say("warning: \(unused.joined(separator: ", ")) \(unused.count == 1 ? "applies" : "apply") to cameras only, and "
             + "\(unused.count == 1 && unused[0].hasPrefix("--control") ? "that camera is a file" : "these are files"): left unused")
     }
