@@ -42,10 +42,11 @@ enum Interruption {
         exitsAtOnce.store(true, ordering: .releasing)
     }
 
-    /// "dualcam: TEXT\n" in memory a signal handler may write(2) without allocating. (Made once
-    /// or twice per process: never freed, a handler may be reading it.)
-    private static func signalSafeText(_ text: String) -> UnsafeMutableBufferPointer<CChar> {
-        let bytes = Array("dualcam: \(text)\n".utf8CString.dropLast())
+    /// "dualcam: TEXT\n" (`clear` first: what erases a status line) in memory a signal
+    /// handler may write(2) without allocating. (Made once or twice per process: never freed,
+    /// a handler may be reading it.)
+    private static func signalSafeText(_ text: String, clear: String = "") -> UnsafeMutableBufferPointer<CChar> {
+        let bytes = Array("\(clear)dualcam: \(text)\n".utf8CString.dropLast())
         let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: bytes.count)
         _ = buffer.initialize(from: bytes)
         return buffer
@@ -81,11 +82,7 @@ enum Interruption {
     static func enterFinishing(message: String) {
         // On a terminal the status line (the encoding's progress) is cleared first, or the
         // message would be glued to its end.
-        let clear = TerminalLine.shared.enabled ? "\r\u{1B}[K" : ""
-        let text = Array("\(clear)dualcam: \(message)\n".utf8CString.dropLast())
-        let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: text.count)
-        _ = buffer.initialize(from: text)
-        busyMessage = buffer
+        busyMessage = signalSafeText(message, clear: TerminalLine.shared.enabled ? "\r\u{1B}[K" : "")
         finishing.store(true, ordering: .releasing)
     }
 
