@@ -30,10 +30,10 @@ public final class AtomicOutput {
         claim = try OutputClaim(path: destination, overwrite: overwrite, holding: own)
         let url = URL(fileURLWithPath: destination)
         let dir = DurableFile.folder(of: destination)
-        let stem = OwnFile.hiddenStem(of: url.lastPathComponent)
-        let prefix = "\(dir)/.\(stem)."
+        let hidden = OwnFile.hiddenPrefix(besides: url.lastPathComponent)
+        let prefix = "\(dir)/\(hidden)"
         hiddenPrefix = prefix
-        Self.removeAbandoned(in: dir, prefix: ".\(stem).", suffix: Self.suffix)
+        Self.removeAbandoned(in: dir, prefix: hidden, suffix: Self.suffix)
         do {
             let (fd, name) = try OwnFile.create(in: dir, hiddenPrefix: prefix, suffix: Self.suffix)
             descriptor = fd
@@ -64,9 +64,7 @@ public final class AtomicOutput {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
         where name.hasPrefix(prefix) && name.hasSuffix(suffix) {
             let path = dir + "/" + name
-            guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG, !RecordingLock.isHeld(path),
-                  MovAtoms.isEmptyOrStartsAsMovie(path) else { continue }
-            unlink(path)
+            if OwnFile.isAbandoned(path) { unlink(path) }
         }
     }
 

@@ -181,16 +181,25 @@ final class NameLock {
 
 /// Files of ours beside OUT: unnamed until they are whole where the file system allows it.
 public enum OwnFile {
-    /// OUT's name as it appears in the hidden names made beside it (".NAME.PID-N-RAND..."):
-    /// whole when short, else its first 100 bytes and a hash of it, so that a long but legal
-    /// OUT (up to 255 bytes) never makes a hidden name over the file system's 255. (A 230-byte
-    /// OUT failed to be written, and a take under one could not be finished.)
-    public static func hiddenStem(of name: String) -> String {
+    /// How every hidden name beside OUT (named `name`) begins: ".NAME." (then "PID-N-RAND...",
+    /// "dualcam-PID.recording"). NAME is OUT's whole name when short, else its first 100 bytes
+    /// and a hash of it, so that a long but legal OUT (up to 255 bytes) never makes a hidden
+    /// name over the file system's 255. (A 230-byte OUT failed to be written, and a take
+    /// under one could not be finished.)
+    public static func hiddenPrefix(besides name: String) -> String {
         let bytes = Array(name.utf8)
-        guard bytes.count > 120 else { return name }
+        guard bytes.count > 120 else { return ".\(name)." }
         var cut = 100
         while cut > 0 && (bytes[cut] & 0xC0) == 0x80 { cut -= 1 }  // not inside a UTF-8 character
-        return String(decoding: bytes[..<cut], as: UTF8.self) + String(format: "~%016llx", NameLock.fnv1a(bytes))
+        return "." + String(decoding: bytes[..<cut], as: UTF8.self) + String(format: "~%016llx.", NameLock.fnv1a(bytes))
+    }
+
+    /// Whether the file at `path`, under one of our hidden names, is one a killed run left
+    /// and so ours to remove: a regular file nobody holds the lock of, empty or starting as a
+    /// movie does (anything else under such a name is someone's, and stays).
+    public static func isAbandoned(_ path: String) -> Bool {
+        guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG, !RecordingLock.isHeld(path) else { return false }
+        return MovAtoms.isEmptyOrStartsAsMovie(path)
     }
 
     /// A new file for writing in `folder`, locked, with no name (none can be seen, so none is

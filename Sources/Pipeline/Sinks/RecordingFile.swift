@@ -93,15 +93,15 @@ final class RecordingFile: EncodedMovSink {
     static func pendingName(for path: String, pid: Int32 = getpid()) -> String {
         let url = URL(fileURLWithPath: path)
         return url.deletingLastPathComponent()
-            .appendingPathComponent(".\(OwnFile.hiddenStem(of: url.lastPathComponent)).dualcam-\(pid).recording").path
+            .appendingPathComponent(OwnFile.hiddenPrefix(besides: url.lastPathComponent) + "dualcam-\(pid).recording").path
     }
 
     /// A new take at `name`, locked before it has that name; fails with EEXIST rather than
     /// replace anything there.
     static func create(_ name: String) throws(Errno) -> Int32 {
         let folder = DurableFile.folder(of: name)
-        let made = try OwnFile.create(in: folder, hiddenPrefix: "\(folder)/.\(OwnFile.hiddenStem(of: (name as NSString).lastPathComponent)).",
-                                      suffix: ".new")
+        let hidden = "\(folder)/" + OwnFile.hiddenPrefix(besides: (name as NSString).lastPathComponent)
+        let made = try OwnFile.create(in: folder, hiddenPrefix: hidden, suffix: ".new")
         let named = made.name.map { OwnFile.move($0, toFree: name) } ?? OwnFile.link(made.fd, to: name)
         guard named else {
             let failure = Errno.current
@@ -117,15 +117,12 @@ final class RecordingFile: EncodedMovSink {
     /// first fragment and its rename over OUT) is given a rescue name.
     static func removeAbandoned(besides path: String) {
         let url = URL(fileURLWithPath: path)
-        let prefix = ".\(OwnFile.hiddenStem(of: url.lastPathComponent)).dualcam-"
+        let prefix = OwnFile.hiddenPrefix(besides: url.lastPathComponent) + "dualcam-"
         let folder = url.deletingLastPathComponent().path
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         where name.hasPrefix(prefix) && name.hasSuffix(".recording") {
             let leftover = folder + "/" + name
-            guard let st = OutputPath.entry(leftover), (st.st_mode & S_IFMT) == S_IFREG, !RecordingLock.isHeld(leftover),
-                  MovAtoms.isEmptyOrStartsAsMovie(leftover) else {
-                continue
-            }
+            guard OwnFile.isAbandoned(leftover) else { continue }
             if (try? MovAtoms.topLevel(leftover))?.contains(where: { $0.type == "moof" }) == true,
                let name = freeRescueName(for: path), OwnFile.move(leftover, toFree: name) {
                 continue
