@@ -3,7 +3,6 @@ import Compositor
 import Foundation
 import MediaIO
 import Pipeline
-import Synchronization
 
 /// A window showing the composed picture while it is made, at a reduced size and rate
 /// (half size at most 960 wide, 15 fps). The composing thread only scales each shown
@@ -85,7 +84,7 @@ public final class PreviewWindow: PictureObserver, @unchecked Sendable {
         buffers = (0..<3).map { _ in I420Buffer(size: size) }
         let opened = DispatchSemaphore(value: 0)
         // Written by the window's thread before it signals `opened`, read after.
-        final class Failure: Sendable { let why = Mutex<String?>(nil) }
+        final class Failure: Sendable { let why = Locked<String?>(nil) }
         let failure = Failure()
         thread = OwnedThread(name: "dualcam-preview") { [self] in
             let window = SDLWindow.open(title: title, size: size, drivers: drivers)

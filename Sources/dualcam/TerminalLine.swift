@@ -1,6 +1,5 @@
 import Foundation
 import MediaIO
-import Synchronization
 
 /// One line at the bottom of a terminal, redrawn in place (progress, recording status). Off
 /// a terminal it draws nothing: logs and pipes get the start line and the summary only.
@@ -10,7 +9,7 @@ final class TerminalLine: Sendable {
 
     let enabled: Bool
     /// The line shown, and when it was drawn.
-    private let shown = Mutex((text: "", drawnAt: 0.0))
+    private let shown = Locked((text: "", drawnAt: 0.0))
     /// Redraws at most this often: a terminal over ssh should not be flooded at 30 fps.
     static let interval = 0.25
 

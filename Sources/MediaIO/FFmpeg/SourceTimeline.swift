@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One file's clock, shared by the readers of its video and audio streams. Time zero is
 /// the first video frame, whatever the container's start time (MPEG-TS starts at ~1.4 s,
@@ -19,7 +18,7 @@ public final class SourceTimeline: Sendable {
 
     /// The first video frame's time on the file's own clock (seconds), and the seconds added
     /// to the raw time of segment k+1.
-    private let state = Mutex<(origin: Double?, offsets: [Double])>((nil, []))
+    private let state = Locked<(origin: Double?, offsets: [Double])>((nil, []))
     public var origin: Double? { state.withLock { $0.origin } }
 
     public init() {}

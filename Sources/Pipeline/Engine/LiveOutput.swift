@@ -1,6 +1,5 @@
 import Compositor
 import MediaIO
-import Synchronization
 
 /// Something a recording's pictures go to besides the take's file: the preview window,
 /// the virtual camera, the live stream, each camera's own file (`--iso`). One lifecycle for
@@ -120,7 +119,7 @@ final class PreviewOutput: LiveOutput {
 /// What an output's `check` opened, kept for its `open` (or closed with the request when the
 /// recording never starts).
 final class OpenedEarly<Value: Sendable>: Sendable {
-    private let value = Mutex<Value?>(nil)
+    private let value = Locked<Value?>(nil)
     init() {}
     func keep(_ v: Value) { value.withLock { $0 = v } }
     func take() -> Value? { value.withLock { v in defer { v = nil }; return v } }

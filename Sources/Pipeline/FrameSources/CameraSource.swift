@@ -2,7 +2,6 @@ import Compositor
 import CV4L2
 import Foundation
 import MediaIO
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +24,7 @@ final class CameraSource: FrameSource, @unchecked Sendable {
     private var identity: CameraIdentity?
     private var exposure: Double?
     private lazy var maker = CameraFrameMaker(name: devicePath, matrix: .bt601, output: PiPCompositor.outputMatrix)
-    private let counters = Mutex(Counters())
+    private let counters = Locked(Counters())
     struct Counters {
         /// Frames the driver flagged, short buffers, JPEGs that would not decode.
         var damaged = 0
@@ -39,7 +38,7 @@ final class CameraSource: FrameSource, @unchecked Sendable {
 
     static let rescanInterval = 0.5
     /// Nodes open by a camera of this process: a camera looked for is never one of them.
-    private static let claimed = Mutex(Set<String>())
+    private static let claimed = Locked(Set<String>())
 
     /// Native formats, cheapest to convert first; MJPEG (a decode per frame) when nothing
     /// else fits. Formats libv4l2 makes up (a JPEG decode on the capture thread) come last.

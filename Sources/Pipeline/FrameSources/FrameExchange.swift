@@ -1,7 +1,6 @@
 import Compositor
 import Foundation
 import MediaIO
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,7 +44,7 @@ package final class FrameExchange: Sendable {
         var held: Int?
         var fresh = false
     }
-    private let slots = Mutex(Slots())
+    private let slots = Locked(Slots())
 
     package init() {}
 

@@ -56,7 +56,7 @@ extension FrameSource {
 /// file then makes them no larger than that (JPEGs decoded at the inset's size, uncompressed
 /// frames converted only where the inset reads them); other sources need not look.
 final class PictureDemand: Sendable {
-    private let insetRect = Mutex<Rect?>(nil)
+    private let insetRect = Locked<Rect?>(nil)
     func publish(inset: Rect?) { insetRect.withLock { $0 = inset } }
     var inset: Rect? { insetRect.withLock { $0 } }
 }

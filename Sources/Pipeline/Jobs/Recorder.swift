@@ -1,7 +1,6 @@
 import Compositor
 import Foundation
 import MediaIO
-import Synchronization
 
 /// What the one who started a recording hears of it: lines for the log (from any thread),
 /// a status a few times a second, and its start and its end.
@@ -31,7 +30,7 @@ package final class Recorder: Sendable {
     package let controls: ControlInbox
     let observer: any RecordObserver
     /// The lines that go in the summary too (the stream's thread says things as well).
-    private let events = Mutex<[String]>([])
+    private let events = Locked<[String]>([])
 
     /// Free space under this many seconds of recording is worth a warning at the start.
     static let warnBelowSeconds = 600.0
