@@ -57,7 +57,7 @@ rm -rf "$root/src/dualcam"
 mkdir -p "$root/src/dualcam"
 git ls-files -z | xargs -0 tar -cf - | tar -xf - -C "$root/src/dualcam"
 
-chroot "$root" /usr/bin/env -i HOME=/root PATH=/opt/swift/usr/bin:/usr/bin:/bin LANG=C.UTF-8 DUALCAM_REQUIRE_ALL=1 bash -euo pipefail -c '
+chroot "$root" /usr/bin/env -i HOME=/root PATH=/opt/swift/usr/bin:/usr/bin:/bin LANG=C.UTF-8 DUALCAM_REQUIRE_ALL=1 SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="$(nproc)" bash -euo pipefail -c '
 cd /src/dualcam
 echo "debian13: $(. /etc/os-release; echo "$PRETTY_NAME"), $(ffmpeg -version | head -1 | cut -d" " -f1-3)"
 swift build --build-tests 2>&1 | grep -E "error|warning: .*deprecated|Compiling|Build complete" | grep -v Compiling || true
