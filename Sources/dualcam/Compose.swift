@@ -105,8 +105,8 @@ struct Compose: ParsableCommand {
             let swaps = inputs.swaps.times.filter { ($0 * Double(encoding.format.rate)).rounded(.up) < Double(s.frames) }
             print(try Self.json(s, output: encoding.output, settings: options.video, swaps: swaps))
         } else if !reporting.quiet {
-            printLine(String(format: "wrote %@: %d frames, %.2f s, %@, audio: %@; took %.1f s (%.0f fps)",
-                         encoding.output, s.frames, s.duration, encoding.format.description(encoder), s.audioSource, s.seconds,
+            printLine(String(format: "wrote %@: %d frame%@, %.2f s, %@, audio: %@; took %.1f s (%.0f fps)",
+                         encoding.output, s.frames, s.frames == 1 ? "" : "s", s.duration, encoding.format.description(encoder), s.audioSource, s.seconds,
                          Double(s.frames) / max(s.seconds, 1e-9)))
         }
     }

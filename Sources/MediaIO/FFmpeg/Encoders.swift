@@ -135,6 +135,17 @@ public final class VideoEncoder: Encoder {
         return "p\(min(7, 1 + i * 7 / order.count))"
     }
 
+    /// Every packet out of the encoder, with a decode time the muxer can take.
+    override package func encode(_ frame: UnsafeMutablePointer<AVFrame>?,
+                                 sink: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
+        try super.encode(frame) { (p) throws(MediaError) in
+            decodeTimes.correct(p.pointee.pts, &p.pointee.dts)
+            try sink(p)
+        }
+    }
+
+    private var decodeTimes = DecodeTimes()
+
     /// The encoder's own frame, ready to compose into. Valid until `send`.
     public func canvasFrame() throws(MediaError) -> EncoderFrame {
         try own.prepareForWriting()
@@ -160,6 +171,28 @@ public final class VideoEncoder: Encoder {
         f.pointee.colorspace = AVCOL_SPC_BT709
         f.pointee.color_range = AVCOL_RANGE_MPEG
         try encode(f, sink: sink)
+    }
+}
+
+/// x265 gives an encode of fewer frames than its reorder delay (two with B-pyramid) decode
+/// times made from a field it never set (`m_bframeDelayTime`, set when the third frame
+/// comes): a composition of a one-frame clip got -23030882466 against a presentation time of
+/// 0, and the muxer refused the file ("pts/dts pair unsupported"). A decode time that is after
+/// its picture's presentation, not after the one before it, or further ahead than any
+/// encoder reorders, is replaced by the next one in line.
+package struct DecodeTimes {
+    /// x264 and x265 decode at most two frames early (B-pyramid), NVENC no more: 16 is room to spare.
+    package static let mostFramesEarly: Int64 = 16
+    private var last: Int64?
+
+    package init() {}
+
+    package mutating func correct(_ presentation: Int64, _ decode: inout Int64) {
+        guard presentation != AVCode.noPTS else { return }
+        let plausible = decode != AVCode.noPTS && decode <= presentation
+            && presentation - decode <= Self.mostFramesEarly && last.map { decode > $0 } ?? true
+        if !plausible { decode = last.map { $0 + 1 } ?? presentation }
+        last = decode
     }
 }
 
