@@ -83,6 +83,10 @@ struct Compose: ParsableCommand {
         Interruption.install()
         Interruption.interruptInputsOnStop()
         job.isCancelled = { Interruption.requested }
+        if reporting.verbose && !reporting.quiet {
+            let encoder = options.video.encoder
+            job.onPlan = { plan in for line in plan.lines(encoder: encoder) { say(line) } }
+        }
         // On stdout with the summary: stderr is for what went wrong, one line.
         let line = !reporting.quiet && !reporting.json ? "composing \(what) into \(encoding.output)" : nil
         Interruption.exitAtOnceUntilStarted(true)
@@ -131,7 +135,37 @@ struct Compose: ParsableCommand {
         let report = Report(output: output, frames: s.frames, seconds: s.duration, audioSource: s.audioSource,
                             tookSeconds: s.seconds, processingFps: Double(s.frames) / max(s.seconds, 1e-9),
                             composedInPlace: s.composedInPlace, warnings: s.warnings, swaps: swaps)
-        return try JSONOutput.line(schema: "dualcam.compose/1", report, OutputFacts(settings))
+        return try JSONOutput.line(schema: "dualcam.compose/1", report, OutputFacts(settings),
+                                   PlanFacts(s.plan, encoder: settings.encoder, recording: false))
+    }
+}
+
+/// `--json`'s `plan`: how the work was spread over the CPUs, and for a recording the live
+/// encoder's configurations as measured.
+struct PlanFacts: Encodable {
+    struct Plan: Encodable {
+        var cpusOnline: Int, cpusAllowed: [Int], cpuQuota: Double?, threads: Int
+        var decoderThreads: [Int], compositorThreads: Int
+        var encoder: String, encoderThreads: Int, encoderFrameThreads: Int, encoderWavefront: Bool
+        var intermediateThreads: Int?
+        var liveEncoderMeasured: Bool?
+        var liveEncoderTrials: [Trial]?
+    }
+    struct Trial: Encodable {
+        var threads: Int, frameThreads: Int, wavefront: Bool, fps: Double
+    }
+    var plan: Plan
+
+    init(_ stages: StagePlan, encoder: String, live: LiveEncoderChoice? = nil, recording: Bool = true) {
+        plan = Plan(cpusOnline: stages.cpus.online, cpusAllowed: stages.cpus.allowed, cpuQuota: stages.cpus.quota,
+                    threads: stages.cpus.wholeCPUs, decoderThreads: stages.decoderThreads,
+                    compositorThreads: stages.compositorThreads, encoder: encoder, encoderThreads: stages.encoder.threads,
+                    encoderFrameThreads: stages.encoder.frameThreads, encoderWavefront: stages.encoder.wavefront,
+                    intermediateThreads: recording ? stages.intermediateThreads : nil, liveEncoderMeasured: live?.measured,
+                    liveEncoderTrials: live?.trials.map {
+                        Trial(threads: $0.threading.threads, frameThreads: $0.threading.frameThreads,
+                              wavefront: $0.threading.wavefront, fps: ($0.fps * 10).rounded() / 10)
+                    })
     }
 }
 

@@ -323,7 +323,7 @@ struct ReportingOptions: ParsableArguments {
     @Flag(help: "Print the summary as one line of JSON on stdout, for scripts.")
     var json = false
 
-    @Flag(help: "Show FFmpeg's own warnings.")
+    @Flag(help: "Show FFmpeg's own warnings, and how the work is spread over the CPUs (threads per stage, the live encoder's settings).")
     var verbose = false
 
     /// The running progress or status line: on a terminal, unless quiet or JSON is asked.

@@ -37,9 +37,10 @@ struct RecordSession {
         } else if onlyDestination {
             throw Failure("with -o none and no preview window there is nowhere to show the pictures: nothing recorded")
         }
-        let encodes = plan.file != nil || plan.outputs.contains { $0.needsEncoding }
+        let choice = plan.fit(to: .current(), mayMeasure: checksSpeed, cache: EncoderSpeed.defaultCache)
+        if reporting.verbose && !reporting.quiet { for line in Self.planLines(plan, choice: choice) { say(line) } }
         let observer = RecordReporter(quiet: reporting.quiet, showsStatus: reporting.showsLiveLine, window: window,
-                                      speedCheck: checksSpeed && !reporting.quiet && encodes ? plan.video : nil,
+                                      speed: choice.map { (plan.video, $0.fps) },
                                       encode: plan.file == nil ? .live : plan.encode,
                                       finishing: plan.file.map { "finishing \($0), please wait (killed now, nothing is lost: dualcam finish \($0) completes it)" }
                                           ?? "stopping, please wait",
@@ -52,12 +53,27 @@ struct RecordSession {
             let summary = try Recorder(plan: plan, controls: Interruption.controls, observer: observer).run()
             keys.restore()
             TerminalLine.shared.clear()
-            try report(summary)
+            try report(summary, plan: plan, choice: choice)
             if review { try Record.review(summary.output, layout: plan.layout, quiet: reporting.quiet) }
         } catch {
             keys.restore()
             throw Failure(String(describing: error))
         }
+    }
+
+    /// What `--verbose` and `--dry-run` say of the plan: the stages' threads and the live
+    /// encoder's configuration, with what each candidate measured.
+    static func planLines(_ plan: RecordPlan, choice: LiveEncoderChoice?) -> [String] {
+        var lines = plan.stagePlan.lines(encoder: plan.video.encoder, intermediate: plan.file != nil && plan.encode != .live)
+        if let choice {
+            let trials = choice.trials.map { String(format: "%@ %.0f fps", $0.threading.text(for: plan.video.encoder), $0.fps) }
+            lines.append("live encoder, " + (choice.measured ? "measured now" : "as measured before on this machine") + ": "
+                         + trials.joined(separator: "; ") + "; kept: " + choice.threading.text(for: plan.video.encoder)
+                         + (choice.busy ? " (other programs kept the CPUs busy meanwhile: measured again in ten minutes)" : ""))
+        } else {
+            lines.append("live encoder: not measured (the plan's first choice)")
+        }
+        return lines
     }
 
     /// The window's clicks, keys and drags: control events, as keys and signals are.
@@ -71,9 +87,10 @@ struct RecordSession {
     }
 
     /// The summary: JSON, or a line or two (none when quiet).
-    private func report(_ s: RecordSummary) throws {
+    private func report(_ s: RecordSummary, plan: RecordPlan, choice: LiveEncoderChoice?) throws {
         if reporting.json {
-            print(try JSONOutput.line(schema: "dualcam.record/1", s, OutputFacts(plan.video)))
+            print(try JSONOutput.line(schema: "dualcam.record/1", s, OutputFacts(plan.video),
+                                      PlanFacts(plan.stagePlan, encoder: plan.video.encoder, live: choice)))
             return
         }
         guard !reporting.quiet else { return }
@@ -115,20 +132,20 @@ final class RecordReporter: RecordObserver {
     let quiet: Bool
     let showsStatus: Bool
     let window: PreviewWindow?
-    /// The encoding whose speed is checked at the start, if it is.
-    let speedCheck: VideoEncoderSettings?
+    /// The live encoding and the speed it measured on this machine, when it was.
+    let speed: (settings: VideoEncoderSettings, fps: Double)?
     let encode: EncodeMode
     let finishing: String
     /// Whether the status line names the keys (they act: a terminal in front).
     let keyHints: Bool
 
-    init(quiet: Bool, showsStatus: Bool, window: PreviewWindow?, speedCheck: VideoEncoderSettings?, encode: EncodeMode,
+    init(quiet: Bool, showsStatus: Bool, window: PreviewWindow?, speed: (settings: VideoEncoderSettings, fps: Double)?, encode: EncodeMode,
          finishing: String, keyHints: Bool) {
         self.keyHints = keyHints
         self.quiet = quiet
         self.showsStatus = showsStatus
         self.window = window
-        self.speedCheck = speedCheck
+        self.speed = speed
         self.encode = encode
         self.finishing = finishing
     }
@@ -138,7 +155,9 @@ final class RecordReporter: RecordObserver {
         if showsStatus { TerminalLine.shared.update(fitting: { StatusLine.text(status, columns: $0, keys: self.keyHints) }) }
     }
     func sourcesOpened() { Interruption.exitAtOnceUntilStarted(false) }
-    func willStart() { if let speedCheck, let warning = Self.speedWarning(speedCheck, encode: encode) { say(warning) } }
+    func willStart() {
+        if !quiet, let speed, let warning = Self.speedWarning(speed.settings, fps: speed.fps, encode: encode) { say(warning) }
+    }
     func encodingAfterStop(done: Int, total: Int, seconds: Double) {
         guard showsStatus else { return }
         let fps = seconds > 0 ? Double(done) / seconds : 0
@@ -154,11 +173,9 @@ final class RecordReporter: RecordObserver {
     /// A line when the encoder, as chosen, measured (or was measured before) too slow on this
     /// machine for real time: what will happen with this `--encode`, and what would make it
     /// faster (only what there is: a smaller size, H.264, a faster preset); nil when it keeps up.
-    static func speedWarning(_ settings: VideoEncoderSettings, encode: EncodeMode) -> String? {
+    static func speedWarning(_ settings: VideoEncoderSettings, fps: Double, encode: EncodeMode) -> String? {
         let rate = Double(settings.framesPerSecond)
-        guard encode != .after,
-              let (fps, _) = try? EncoderSpeed.cachedOrMeasured(settings, rate: 1.2 * rate, cache: EncoderSpeed.defaultCache)
-        else { return nil }
+        guard encode != .after else { return nil }
         // Capture, decoding and composing share the CPU with it while recording.
         guard fps < 1.2 * rate else { return nil }
         // Never "0 fps": a slow figure keeps its tenth.

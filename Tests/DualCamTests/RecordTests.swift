@@ -1,4 +1,5 @@
 import Foundation
+import MediaIO
 import Testing
 
 /// `record` with files played as cameras: the live pipeline on any machine.
@@ -31,6 +32,47 @@ import Testing
         if summary["encoder_skipped_frames"] as? Int == 0 {
             #expect(v["avg_frame_rate"] as? String == "30/1")
         }
+    }
+
+    /// On an idle machine whose CPUs can encode HEVC in real time (this project's two cores
+    /// can, in the configuration measured at the start) the take is encoded live: every slot
+    /// its own frame, none skipped, nothing left to the intermediate or for after the stop.
+    /// Counted in frames and events, not wall time. The start measures the live encoder
+    /// once (a cache of this test's own); the next start takes what was measured.
+    @Test(.timeLimit(.minutes(3)))
+    func anIdleTakeKeepsUpLive() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let back = dir.path("back.mp4"), front = dir.path("front.mp4"), out = dir.path("idle.mov")
+        try makeClip(back, ["-f", "lavfi", "-i", "testsrc2=s=1920x1080:r=30:d=12,noise=alls=3:allf=t",
+                            "-f", "lavfi", "-i", "sine=f=440:r=48000:d=12", "-c:v", "libx264", "-preset", "veryfast", "-b:v", "12M",
+                            "-bf", "0", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"])
+        try makeClip(front, ["-f", "lavfi", "-i", "mandelbrot=s=1280x720:r=30,trim=duration=12", "-c:v", "libx264",
+                             "-preset", "veryfast", "-b:v", "4M", "-bf", "0", "-g", "30", "-pix_fmt", "yuv420p"])
+        let cache = ["XDG_CACHE_HOME": dir.path("cache")]
+        let options = ["record", "--back", back, "--front", front, "--audio", "back", "--json", "--verbose"]
+        let r = try run(Env.dualcam, options + ["--duration", "10", "-o", out], environment: cache)
+        try #require(r.status == 0, "\(r.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stderr)")
+        let plan = try #require(summary["plan"] as? [String: Any], "\(summary)")
+        print("idle take: \(summary["frames"] ?? "?") frames, \(summary["encoder_skipped_frames"] ?? "?") skipped, "
+              + "\(summary["frames_encoded_after_stop"] ?? "?") after the stop, p99 \(summary["latency_p99_ms"] ?? "?") ms; "
+              + "live encoder trials \(plan["live_encoder_trials"] ?? "?")")
+        #expect(summary["frames"] as? Int == 300)
+        #expect(summary["encoder_skipped_frames"] as? Int == 0, "\(summary)")
+        #expect(summary["frames_encoded_after_stop"] as? Int == 0, "the take fell back on the intermediate: \(r.stderr)")
+        #expect(!r.stderr.contains("fell behind"), "\(r.stderr)")
+        #expect(plan["live_encoder_measured"] as? Bool == true && r.stderr.contains("live encoder, measured now"), "\(r.stderr)")
+        #expect(OutputPath.entry(Intermediate.path(for: out)) == nil, "an intermediate was left")
+        #expect(try CrashSafetyTests.decoded(out).frames == 300)
+        try Probe.expectPicturesOnTheirSlots(out)
+
+        // The next start takes the configuration measured: no encoder is measured before it.
+        let again = try run(Env.dualcam, options + ["--duration", "1", "-o", dir.path("again.mov")], environment: cache)
+        try #require(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("live encoder, as measured before on this machine"), "\(again.stderr)")
+        let second = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
+        #expect((second["plan"] as? [String: Any])?["live_encoder_measured"] as? Bool == false, "\(second)")
     }
 
     /// With no --audio, the microphone is ALSA's `default` device, which on a desktop is the
@@ -131,14 +173,14 @@ import Testing
         #expect((p.format["tags"] as? [String: Any])?["location"] as? String == "+48.8584+002.2945/")
     }
 
-    /// The encoder's speed at the chosen size and preset is measured at the start (then
-    /// remembered): one too slow for real time is a warning that says what to change. A
-    /// remembered figure does not outlive its week, and a slow one is measured again (one
-    /// taken in a busy moment once warned "0 fps" on every later recording).
+    /// The live encoder's configurations are measured at the start (then remembered for
+    /// this machine): one too slow for real time is a warning that says what to change. A
+    /// slow figure is not measured again at every start within the hour (that cost each
+    /// start 1.5 s), and a remembered one does not outlive its week.
     @Test func anEncoderTooSlowForRealTimeIsWarnedOfAtTheStart() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let cache = dir.path("cache"), table = cache + "/dualcam/encoder-speed.json"
+        let cache = dir.path("cache"), table = cache + "/dualcam/live-encoder.json"
         func record(_ extra: [String]) throws -> RunResult {
             try run(Env.dualcam, ["record", "--back", Self.back, "--front", Reference.front, "--duration", "1",
                                   "-o", dir.path("rec.mov"), "--overwrite"] + extra, environment: ["XDG_CACHE_HOME": cache])
@@ -147,8 +189,11 @@ import Testing
             let data = try #require(FileManager.default.contents(atPath: table))
             return try #require(try JSONSerialization.jsonObject(with: data) as? [String: [String: Any]])
         }
-        // 1080p at 120 fps: x265 ultrafast manages about 33 on this 2-core machine.
-        let slow = try record(["--rate", "120"])
+        func best(_ entry: [String: Any]?) -> Double {
+            ((entry?["trials"] as? [[String: Any]]) ?? []).compactMap { $0["fps"] as? Double }.max() ?? 0
+        }
+        // 1080p at 120 fps: x265 ultrafast manages about 50 on this 2-core machine.
+        let slow = try record(["--rate", "120", "--verbose"])
         try #require(slow.status == 0, "\(slow.stderr)")
         // It says what will happen (by default every frame is kept, the rest encoded after the
         // stop) and suggests only what exists: no preset is faster than ultrafast.
@@ -156,15 +201,18 @@ import Testing
         #expect(warning.count == 1 && warning[0].contains("fps on this machine, under the 120 fps asked")
                 && warning[0].contains("every frame still goes to the intermediate")
                 && warning[0].hasSuffix("(faster: a smaller --size such as 1280x720, --codec h264)"), "\(slow.stderr)")
+        #expect(slow.stderr.contains("live encoder, measured now: "), "\(slow.stderr)")
         let key = try #require(try remembered().keys.first { $0.hasPrefix("libx265 ultrafast crf28 1920x1080") })
-        let fps = try #require(try remembered()[key]?["fps"] as? Double)
+        let fps = best(try remembered()[key])
         #expect(fps > 5 && fps < 144, "\(fps) fps")
-        // Slow: measured again, the better figure kept, and the warning given again.
-        let again = try record(["--rate", "120", "--encode", "live"])
+        #expect((try remembered()[key]?["trials"] as? [[String: Any]])?.count == 3, "each configuration measured")
+        // Slow, within the hour: taken as remembered, and the warning given again.
+        let again = try record(["--rate", "120", "--encode", "live", "--verbose"])
         let live = again.stderrLines.filter { $0.hasPrefix("dualcam: warning: libx265 ultrafast at 1920x1080 encodes ") }
         #expect(live.count == 1 && live[0].contains("frames will be skipped (faster: a smaller --size such as 1280x720, --codec h264)"),
                 "\(again.stderr)")
-        #expect(try remembered()[key]?["fps"] as? Double ?? 0 >= fps)
+        #expect(again.stderr.contains("live encoder, as measured before on this machine"), "\(again.stderr)")
+        #expect(best(try remembered()[key]) == fps)
         // Small and fast keeps up: no warning.
         let fast = try record(["--size", "640x360"])
         try #require(fast.status == 0, "\(fast.stderr)")
@@ -173,12 +221,17 @@ import Testing
         // left): not believed, measured again, no warning, and replaced.
         var entries = try remembered()
         let smallKey = try #require(entries.keys.first { $0.contains("640x360") })
-        entries[smallKey]?["fps"] = 0.33
+        let trials = (entries[smallKey]?["trials"] as? [[String: Any]])?.map { trial in
+            var t = trial
+            t["fps"] = 0.33
+            return t
+        }
+        entries[smallKey]?["trials"] = trials
         entries[smallKey]?["measuredAt"] = Date().timeIntervalSince1970 - 30 * 24 * 3600
         try JSONSerialization.data(withJSONObject: entries).write(to: URL(fileURLWithPath: table))
         let stale = try record(["--size", "640x360"])
         #expect(!stale.stderr.contains("warning:"), "\(stale.stderr)")
-        #expect((try remembered()[smallKey]?["fps"] as? Double ?? 0) > 20)
+        #expect(best(try remembered()[smallKey]) > 20)
     }
 
     /// A camera that slows to 15 fps (dim light) still gives a 30 fps file in real time:

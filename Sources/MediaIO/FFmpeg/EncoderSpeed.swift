@@ -7,11 +7,10 @@ import Foundation
 /// flatter it), and remembered per setting in the user's cache folder so a recording starts
 /// at once the next time.
 public enum EncoderSpeed {
-    /// Encodes for about `seconds` (at least 8 frames, at most 60) and returns frames per second.
+    /// Encodes for about `seconds` (at least 8 frames, at most 90) and returns frames per second.
     public static func measure(_ settings: VideoEncoderSettings, seconds: Double = 1.2) throws(MediaError) -> Double {
         var s = settings
         s.inOrder = true  // as a recording encodes
-        s.wavefront = false
         let encoder = try VideoEncoder(settings: s)
         // Painted before the clock starts: only the encoder (and a frame copy, as the
         // product makes) is timed.
@@ -22,7 +21,7 @@ public enum EncoderSpeed {
         }
         let start = monotonicNow()
         var sent = 0
-        while sent < 60 && (sent < 8 || monotonicNow() - start < seconds) {
+        while sent < 90 && (sent < 8 || monotonicNow() - start < seconds) {
             try encoder.canvas().copy(from: clip[sent % clip.count].view)
             try encoder.send(frameIndex: Int64(sent)) { _ in }
             sent += 1
@@ -51,65 +50,160 @@ public enum EncoderSpeed {
         }
     }
 
-    /// What the measurement is remembered by: everything that changes the encoder's work.
-    public static func key(_ s: VideoEncoderSettings) -> String {
-        "\(s.encoder) \(s.preset) \(s.bitrate.map { "\($0)b/s" } ?? "crf\(s.crf)") \(s.size) no-wpp "
-            + "\(ProcessInfo.processInfo.activeProcessorCount)cpu"
-    }
-
-    /// One remembered measurement: what it was, when, and by which build.
+    /// One remembered choice: the configurations tried, their speeds, the one kept, when.
     struct Entry: Codable {
-        var fps: Double
+        var trials: [Trial]
         /// Seconds since 1970.
         var measuredAt: Double
-        /// `buildIdentity` when it was measured.
-        var build: String
+        /// `libraryIdentity` when it was measured.
+        var libraries: String
+        /// Other programs kept the CPUs busy while it was measured.
+        var busy = false
     }
 
-    /// A remembered figure older than this is measured again: machines change (a figure
-    /// taken in a busy moment was once kept for good and warned on every later recording).
-    public static let maxAge: Double = 7 * 24 * 3600
+    /// A configuration and the frames per second it made.
+    public struct Trial: Codable, Sendable, Equatable {
+        public var threading: EncoderThreading
+        public var fps: Double
+    }
 
-    /// This dualcam binary and FFmpeg's libavcodec: another of either can encode at
-    /// another speed.
-    static let buildIdentity: String = {
-        var st = stat()
-        let exe = stat("/proc/self/exe", &st) == 0 ? "\(st.st_size)-\(st.st_mtim.tv_sec)" : "unknown"
-        return "dualcam \(exe) libavcodec \(avcodec_version())"
+    /// A remembered choice older than this is measured again: machines change.
+    public static let maxAge: Double = 7 * 24 * 3600
+    /// ...and one under the rate asked after an hour: a figure taken in a busy moment is only
+    /// ever slower than the machine (one kept for good once warned on every later recording),
+    /// but measuring again at every start cost each of them 1.5 s.
+    public static let slowFigureAge: Double = 3600
+    /// ...and one measured while other programs kept the CPUs busy after ten minutes: it says
+    /// what that moment allowed (1080p HEVC measured 5-20 fps here beside two busy loops, and
+    /// 45-51 idle), and chose for it: wavefront collapses under load.
+    public static let busyFigureAge: Double = 600
+    /// Other programs' CPU time, in CPUs, from which a measurement counts as taken while busy.
+    public static let busyCPUs = 0.5
+
+    /// The FFmpeg and x265 libraries this process runs with: another of either can encode at
+    /// another speed. (Not dualcam's own build: it hands the encoder the same frames.)
+    static let libraryIdentity: String = {
+        let x265: String
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "x265_version_str"),
+           let text = symbol.assumingMemoryBound(to: UnsafePointer<CChar>?.self).pointee {
+            x265 = String(cString: text)
+        } else {
+            x265 = "unknown"
+        }
+        return "libavcodec \(avcodec_version()) x265 \(x265)"
     }()
 
-    /// The remembered speed for `settings`, or a new measurement (then remembered). A figure
-    /// is measured again when it is older than `maxAge`, came from another build or FFmpeg,
-    /// is not a plausible speed, or is under `rate` (a busy moment only ever makes it slower,
-    /// so the better of the two is kept and the warning rests on that).
-    public static func cachedOrMeasured(_ settings: VideoEncoderSettings, rate: Double = 0, cache: URL?,
-                                        now: Double = Date().timeIntervalSince1970) throws(MediaError) -> (fps: Double, measured: Bool) {
-        let k = key(settings)
+    /// The processor's model, as /proc/cpuinfo names it.
+    public static let processorModel: String = {
+        let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let line = info.split(separator: "\n").first { $0.hasPrefix("model name") || $0.hasPrefix("Processor") }
+        return line.flatMap { $0.split(separator: ":", maxSplits: 1).last }.map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+    }()
+
+    /// What a choice is remembered by: everything that changes the encoder's work but the
+    /// threading it chooses (this machine, the CPUs allowed, the settings).
+    public static func key(_ s: VideoEncoderSettings, cpus: CPUAllowance) -> String {
+        "\(s.encoder) \(s.preset) \(s.bitrate.map { "\($0)b/s" } ?? "crf\(s.crf)") \(s.size) in-order; "
+            + "\(processorModel); \(cpus.description)"
+    }
+
+    /// The fastest of `candidates` for `settings` on this machine, remembered in `cache`, or
+    /// measured now (each for about `seconds`) and remembered. With `mayMeasure` false only
+    /// a remembered choice is returned (nil when there is none).
+    public static func choose(_ settings: VideoEncoderSettings, candidates: [EncoderThreading], cpus: CPUAllowance,
+                              rate: Double, cache: URL?, mayMeasure: Bool = true, seconds: Double = 1.2,
+                              now: Double = Date().timeIntervalSince1970) -> LiveEncoderChoice? {
+        let k = key(settings, cpus: cpus)
         var known: [String: Entry] = [:]
-        // A table in an older layout (bare numbers) is read as empty: measured afresh.
+        // A table in another layout is read as empty: measured afresh.
         if let cache, let data = try? Data(contentsOf: cache),
            let table = try? JSONDecoder().decode([String: Entry].self, from: data) {
             known = table
         }
-        var previous: Double?
-        if let entry = known[k], entry.fps.isFinite, entry.fps >= 0.1, entry.fps <= 100_000,
-           entry.build == buildIdentity, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge {
-            if entry.fps >= rate { return (entry.fps, false) }
-            previous = entry.fps
+        if let entry = known[k], entry.libraries == libraryIdentity, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
+           Set(entry.trials.map(\.threading)) == Set(candidates),
+           entry.trials.allSatisfy({ $0.fps.isFinite && $0.fps >= 0.1 && $0.fps <= 100_000 }),
+           var best = LiveEncoderChoice(trials: entry.trials, measured: false),
+           !mayMeasure || (entry.busy ? now - entry.measuredAt < busyFigureAge
+                                      : best.fps >= rate || now - entry.measuredAt < slowFigureAge) {
+            best.busy = entry.busy
+            return best
         }
-        let fps = max(try measure(settings), previous ?? 0)
+        guard mayMeasure else { return nil }
+        var trials: [Trial] = []
+        let others = OtherProgramsLoad()
+        for threading in candidates {
+            var s = settings
+            s.threading = threading
+            guard let fps = try? measure(s, seconds: seconds) else { continue }
+            trials.append(Trial(threading: threading, fps: fps))
+        }
+        guard var choice = LiveEncoderChoice(trials: trials, measured: true) else { return nil }
+        choice.busy = others.cpus() >= busyCPUs
         if let cache {
-            known[k] = Entry(fps: fps, measuredAt: now, build: buildIdentity)
+            known[k] = Entry(trials: trials, measuredAt: now, libraries: libraryIdentity, busy: choice.busy)
             try? FileManager.default.createDirectory(at: cache.deletingLastPathComponent(), withIntermediateDirectories: true)
             if let data = try? JSONEncoder().encode(known) { try? data.write(to: cache, options: .atomic) }
         }
-        return (fps, true)
+        return choice
     }
 
-    /// $XDG_CACHE_HOME/dualcam/encoder-speed.json (~/.cache when unset).
+    /// $XDG_CACHE_HOME/dualcam/live-encoder.json (~/.cache when unset). Not the earlier
+    /// encoder-speed.json: a dualcam from before kept another layout there, and replaced this
+    /// one's table whole whenever it ran.
     public static var defaultCache: URL? {
         let env = ProcessInfo.processInfo.environment
         let base = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? env["HOME"].map { $0 + "/.cache" }
-        return base.map { URL(fileURLWithPath: $0).appendingPathComponent("dualcam/encoder-speed.json") }
+        return base.map { URL(fileURLWithPath: $0).appendingPathComponent("dualcam/live-encoder.json") }
+    }
+}
+
+/// The live encoder's configuration kept for this machine: the fastest measured.
+public struct LiveEncoderChoice: Sendable, Equatable {
+    public var threading: EncoderThreading
+    public var fps: Double
+    /// Every configuration tried, in the order tried.
+    public var trials: [EncoderSpeed.Trial]
+    /// Measured by this run (not remembered from an earlier one).
+    public var measured: Bool
+    /// Measured while other programs kept the CPUs busy: the figures are that moment's.
+    public var busy = false
+
+    /// The fastest of `trials` (the first of equals); nil when there is none.
+    init?(trials: [EncoderSpeed.Trial], measured: Bool) {
+        guard var best = trials.first else { return nil }
+        for trial in trials.dropFirst() where trial.fps > best.fps { best = trial }
+        threading = best.threading
+        fps = best.fps
+        self.trials = trials
+        self.measured = measured
+    }
+}
+
+/// The CPU time other programs take from the moment it is made: the machine's busy time
+/// (/proc/stat) less this process's own (getrusage), in CPUs.
+struct OtherProgramsLoad {
+    private let start: (machine: Double, own: Double, wall: Double)?
+
+    init() { start = Self.sample() }
+
+    /// CPUs' worth of time others used since `init`; 0 when it cannot be told.
+    func cpus() -> Double {
+        guard let start, let end = Self.sample(), end.wall > start.wall else { return 0 }
+        return max(0, (end.machine - start.machine) - (end.own - start.own)) / (end.wall - start.wall)
+    }
+
+    private static func sample() -> (machine: Double, own: Double, wall: Double)? {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return nil }
+        // user nice system idle iowait irq softirq steal: all but idle and iowait is busy.
+        let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard ticks.count >= 5 else { return nil }
+        let busy = ticks.prefix(8).enumerated().filter { $0.offset != 3 && $0.offset != 4 }.reduce(0) { $0 + $1.element }
+        let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let own = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return (busy / hz, own, monotonicNow())
     }
 }

@@ -40,6 +40,43 @@ open class Encoder {
     }
 }
 
+/// How an encoder spreads its work over the CPUs. x265 makes a pool of worker threads
+/// (`pools=N`: N threads; it pins them to NUMA nodes itself, so a count taken from the CPUs
+/// allowed is what keeps it inside a mask or a quota), encodes several frames at once
+/// (frame threads) and the rows of each frame in a wave (wpp); x264 and libavcodec's other
+/// encoders take a thread count.
+public struct EncoderThreading: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// x265's pool, x264's threads; 0: the library's own choice (a thread per CPU of the machine).
+    public var threads = 0
+    /// x265's frames encoded at once; 0: x265's choice from its pool.
+    public var frameThreads = 0
+    /// x265's wavefront: the rows of a frame encoded in parallel.
+    public var wavefront = true
+
+    public init(threads: Int = 0, frameThreads: Int = 0, wavefront: Bool = true) {
+        self.threads = threads
+        self.frameThreads = frameThreads
+        self.wavefront = wavefront
+    }
+
+    /// What x265's parameters say of it (after a colon each).
+    var x265Parameters: String {
+        (threads > 0 ? ":pools=\(threads)" : "") + (frameThreads > 0 ? ":frame-threads=\(frameThreads)" : "")
+            + (wavefront ? "" : ":wpp=0")
+    }
+
+    /// "4 threads, 2 frame threads, wpp" in x265's terms.
+    public var description: String { text(for: "libx265") }
+
+    /// As `encoder` takes it: x265's frame threads and wavefront, the others' thread count.
+    public func text(for encoder: String) -> String {
+        let count = threads > 0 ? "\(threads) thread\(threads == 1 ? "" : "s")" : "threads auto"
+        guard encoder == "libx265" else { return count }
+        return count + (frameThreads > 0 ? ", \(frameThreads) frame thread\(frameThreads == 1 ? "" : "s")" : "")
+            + (wavefront ? ", wpp" : ", no wpp")
+    }
+}
+
 public struct VideoEncoderSettings: Sendable {
     /// What the picture is stored as; each has its software encoder and its QuickTime tag.
     public enum Codec: String, Sendable, CaseIterable {
@@ -67,11 +104,9 @@ public struct VideoEncoderSettings: Sendable {
     /// a fragmented file cannot have) reordered frames would start the picture two frames
     /// after the sound.
     public var inOrder = false
-    /// x265's wavefront threads (wpp). Off for a live recording: beside two busy processes
-    /// x265 made 5.1 fps with them and 27 fps without (49-58 idle either way, ffmpeg CLI,
-    /// 1080p ultrafast): the rows of a frame wait on each other, and one thread preempted
-    /// stalls them all.
-    public var wavefront = true
+    /// How the encoder spreads its work over the CPUs: chosen by `StagePlan` for this machine
+    /// (and for a live recording, measured: `LiveEncoderChoice`).
+    public var threading = EncoderThreading()
     /// x264 tuned for latency (no lookahead, slices across threads): the intermediate a
     /// recording falls back to hands each frame on at once.
     public var lowLatency = false
@@ -99,6 +134,8 @@ public final class VideoEncoder: Encoder {
             c.pointee.colorspace = AVCOL_SPC_BT709
             c.pointee.color_range = AVCOL_RANGE_MPEG
             c.pointee.gop_size = settings.framesPerSecond * 2
+            // x265 takes its threads from its own parameters (pools); x264 and the others from here.
+            if settings.encoder != "libx265" { c.pointee.thread_count = Int32(settings.threading.threads) }
             if let bitrate = settings.bitrate { c.pointee.bit_rate = Int64(bitrate) }
         }, options: Self.options(settings))
     }
@@ -122,7 +159,7 @@ public final class VideoEncoder: Encoder {
             // stands for several skipped slots. 2 frames instead of ultrafast's 5: the same
             // SSIM for the same file size here (1080p, testsrc2 and a camera clip).
             o["x265-params"] = "log-level=none" + (settings.inOrder ? ":bframes=0:rc-lookahead=2" : "")
-                + (settings.wavefront ? "" : ":wpp=0")
+                + settings.threading.x265Parameters
         }
         if settings.encoder == "libx264" && settings.lowLatency { o["tune"] = "zerolatency" }
         return o

@@ -51,8 +51,10 @@ public struct Intermediate: Sendable {
 
     /// How it is encoded: fast enough on a busy two-core machine (12 ms a 1080p frame on one
     /// thread, camera-like noise), fine enough that the final encoding loses nothing visible.
-    public static func encoding(for take: VideoEncoderSettings) -> VideoEncoderSettings {
+    /// `threads`: x264's (0: its own choice, a thread and a half per CPU of the machine).
+    public static func encoding(for take: VideoEncoderSettings, threads: Int = 0) -> VideoEncoderSettings {
         var s = VideoEncoderSettings()
+        s.threading = EncoderThreading(threads: threads)
         s.codec = .h264
         s.size = take.size
         s.framesPerSecond = take.framesPerSecond
@@ -67,7 +69,8 @@ public struct Intermediate: Sendable {
     /// What the file says of itself, in its comment tag.
     public var tag: String {
         "dualcam-intermediate take=\(takeID) from=\(fromFrame) encoder=\(settings.encoder) preset=\(settings.preset) crf=\(settings.crf) "
-            + "bitrate=\(settings.bitrate ?? 0) fps=\(settings.framesPerSecond) audio=\(settings.audioBitrate)"
+            + "bitrate=\(settings.bitrate ?? 0) fps=\(settings.framesPerSecond) audio=\(settings.audioBitrate) "
+            + "wpp=\(settings.threading.wavefront ? 1 : 0)"
     }
 
     /// Read back from the tag; nil when `text` is not one.
@@ -98,7 +101,11 @@ public struct Intermediate: Sendable {
         s.framesPerSecond = fps
         s.audioBitrate = audio
         s.inOrder = true
-        s.wavefront = false
+        // The pictures encoded after the stop continue the take's track, so their parameter
+        // sets must be the take's: x265's wavefront is in them (an intermediate from before
+        // the tag said so was made with it off). The rest of the threading is this machine's
+        // now: nothing else runs while a take is finished.
+        s.threading = EncoderThreading(threads: CPUAllowance.current().wholeCPUs, wavefront: fields["wpp"] == "1")
         self.init(fromFrame: from, settings: s, takeID: take)
     }
 

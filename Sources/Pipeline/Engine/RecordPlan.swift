@@ -42,8 +42,13 @@ package struct RecordPlan: Sendable {
     /// Where else the pictures go: the preview, the virtual camera, the stream, each
     /// camera's own file (`--iso`). Each is one `OutputRequest`.
     package var outputs: [OutputRequest] = []
+    /// How the work is spread over this machine's CPUs; nil: planned from the CPUs allowed now.
+    package var stages: StagePlan?
 
     package init(file: String?) { self.file = file }
+
+    /// `stages`, or the plan for this process's CPUs and the output's size.
+    package var stagePlan: StagePlan { stages ?? .record(cpus: .current(), output: layout.canvas) }
 
     /// What the outputs are checked and opened against.
     package var outputSettings: OutputSettings {
@@ -74,4 +79,34 @@ package enum AudioInput: Sendable, Equatable {
         if case .device = self { return true }
         return self == .none
     }
+}
+
+extension RecordPlan {
+    /// Plans the stages for `cpus` and picks the live encoder's configuration: the one
+    /// remembered for this machine, or measured now (`mayMeasure`) when none is, or else the
+    /// plan's first candidate. Returns the choice when there was one to make and it was made.
+    package mutating func fit(to cpus: CPUAllowance, mayMeasure: Bool, cache: URL?) -> LiveEncoderChoice? {
+        var stages = StagePlan.record(cpus: cpus, output: video.size)
+        if video.encoder != "libx265" {
+            // x264 and the others have one setting here, their thread count.
+            stages.liveCandidates = [EncoderThreading(threads: cpus.wholeCPUs)]
+            stages.encoder = stages.liveCandidates[0]
+        }
+        var choice: LiveEncoderChoice?
+        let software = video.encoder == "libx265" || video.encoder == "libx264"
+        if software && (file != nil || outputs.contains { $0.needsEncoding }) {
+            choice = EncoderSpeed.choose(video, candidates: stages.liveCandidates, cpus: cpus,
+                                         rate: 1.2 * Double(video.framesPerSecond), cache: cache,
+                                         mayMeasure: mayMeasure && !(file != nil && encode == .after))
+            if let choice { stages.encoder = choice.threading }
+        }
+        video.threading = stages.encoder
+        self.stages = stages
+        return choice
+    }
+}
+
+extension RecordPlan {
+    /// Free bytes on the disk a take at `path` would be written to.
+    package static func freeBytes(near path: String) -> Int64? { RecordingFile.freeBytes(near: path) }
 }

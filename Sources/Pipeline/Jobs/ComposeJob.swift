@@ -24,10 +24,8 @@ public struct ComposeOptions: Sendable {
     public var video = VideoEncoderSettings()
     public var overwrite = false
     public var metadata = MovWriter.Metadata()
-    /// Threads each input's decoder uses, beside the thread that decodes it ahead (0:
-    /// libavcodec's choice). Measured with Benchmarks/compare-ffmpeg.sh on 2 cores: one each
-    /// is as fast as libavcodec's three and holds 24 MiB less (frame threads keep frames).
-    public var decoderThreads = 1
+    /// The CPUs the work is spread over; nil: those this process may use now (`StagePlan.compose`).
+    public var cpus: CPUAllowance?
     /// Where the pictures also go as they are composed (the preview window).
     package var outputs: [OutputRequest] = []
 
@@ -46,6 +44,8 @@ public struct ComposeSummary: Sendable {
     public var seconds: Double
     /// Frames whose main picture took the inset where the decoder left it, with no copy.
     public var composedInPlace: Int
+    /// How the work was spread over the CPUs.
+    public var plan: StagePlan
     /// What a user should know although the file was written, one line each.
     public var warnings: [String]
 }
@@ -64,6 +64,8 @@ public final class ComposeJob {
     public var progress: (_ frames: Int, _ expected: Int?) -> Void = { _, _ in }
     /// Told once everything that can fail on bad input has opened, before the first frame.
     public var onStart: () -> Void = {}
+    /// Told how the work is spread over the CPUs, once the inputs' sizes are known.
+    public var onPlan: (StagePlan) -> Void = { _ in }
 
     public init(options: ComposeOptions) {
         self.options = options
@@ -73,17 +75,25 @@ public final class ComposeJob {
         let started = Date()
         let o = options
         // Open everything that can fail on bad input before creating any file.
-        let back = try VideoReader(path: o.back, decoderThreads: o.decoderThreads)
-        let front = try VideoReader(path: o.front, decoderThreads: o.decoderThreads)
+        let cpus = o.cpus ?? .current()
+        let decoderThreads = { (size: Size) in StagePlan.decoderThreads(pixels: size.width * size.height, cpus: cpus.wholeCPUs) }
+        let back = try VideoReader(path: o.back, decoderThreadsFor: decoderThreads)
+        let front = try VideoReader(path: o.front, decoderThreadsFor: decoderThreads)
+        let plan = StagePlan.compose(cpus: cpus, output: o.video.size, inputs: [back.displaySize, front.displaySize])
+        var video = o.video
+        video.threading = plan.encoder
+        onPlan(plan)
         let compositor: PiPCompositor
-        do { compositor = try PiPCompositor(layout: o.layout, threads: 2) } catch {
+        do { compositor = try PiPCompositor(layout: o.layout, threads: plan.compositorThreads) } catch {
             throw .cannotCompose(reason: error.description)
         }
         let (sound, soundName) = try openSound(back: back, front: front)
         let settings = OutputSettings(take: o.output, overwrite: o.overwrite, canvas: o.layout.canvas, video: o.video,
                                       metadata: o.metadata, inputs: [o.back, o.front] + (o.soundOf.map { [$0] } ?? []))
         for request in o.outputs { try request.check(settings, { _ in }) }
-        let sink = try FaststartFile(path: o.output, overwrite: o.overwrite, video: o.video, metadata: o.metadata)
+        let file = try FaststartFile(path: o.output, overwrite: o.overwrite, video: video, metadata: o.metadata)
+        let sink = try EncodingStage(sink: file, canvas: o.video.size)
+        defer { sink.stop() }
         let context = OutputContext(settings: settings, sources: [], encoders: nil, event: { _ in }, log: { _ in })
         let outputs = try o.outputs.map { request throws(MediaError) in try request.open(context) }
         var written: Int?
@@ -101,7 +111,7 @@ public final class ComposeJob {
         written = frames
         return ComposeSummary(frames: frames, duration: clock.time(ofFrame: frames), audioSamples: sink.soundSamplesWritten,
                               audioSource: soundName, seconds: Date().timeIntervalSince(started),
-                              composedInPlace: composedInPlace,
+                              composedInPlace: composedInPlace, plan: plan,
                               warnings: [back, front].filter { $0.damagedPackets > 0 }.map {
                                   "\($0.path): \($0.damagedPackets) damaged video packet(s) skipped"
                               } + [back, front].filter(\.leftPartsOutside).map {
@@ -135,9 +145,8 @@ public final class ComposeJob {
     /// timeline gives it (the --swap-at schedule is its swap events), composed and written
     /// with the sound that goes with it, and offered to the outputs. Returns the frames
     /// written and how many took the inset in place.
-    private func composeFrames(_ pictures: FilePictures, step: FrameStep, into sink: FaststartFile, audio: SoundFollower,
+    private func composeFrames(_ pictures: FilePictures, step: FrameStep, into sink: EncodingStage, audio: SoundFollower,
                                outputs: [any LiveOutput], expected: Int?) throws(MediaError) -> (Int, Int) {
-        let canvas = try EncoderFrame(size: options.video.size)
         var timeline = Timeline(fps: pictures.clock.fps, duration: nil, layout: options.layout, swapped: false)
         var n = 0, composedInPlace = 0
         while true {
@@ -152,10 +161,7 @@ public final class ComposeJob {
             let newMain = timeline.swapAsked ? pictures.front : pictures.back
             let swapped = timeline.roles(newMainReduction: newMain.reduction, newMainIsInsetOnly: newMain.isInsetOnly).showing
             let (frame, inPlace) = try step.frame(back: pictures.back, front: pictures.front, swapped: swapped,
-                                                  canvas: { () throws(MediaError) in
-                                                      try canvas.prepareForWriting()
-                                                      return canvas
-                                                  })
+                                                  canvas: { () throws(MediaError) in try sink.canvas() })
             if inPlace { composedInPlace += 1 }
             for output in outputs { output.offer(frame.view, recording: true) }
             try sink.write(frame: frame, index: Int64(n))
@@ -259,13 +265,13 @@ struct SoundFollower {
     }
 
     /// Writes the sound up to the end of frame `n`.
-    func follow(frame n: Int, into sink: FaststartFile) throws(MediaError) {
+    func follow(frame n: Int, into sink: any Sink) throws(MediaError) {
         try pull(until: (n + 1) * samplesPerFrame - Int(sink.soundSamplesWritten))
         try sink.write(sound: queue, final: false)
     }
 
     /// Writes the rest: the sound ends exactly where the picture does, after `frames` frames.
-    func end(at frames: Int, into sink: FaststartFile) throws(MediaError) {
+    func end(at frames: Int, into sink: any Sink) throws(MediaError) {
         let missing = frames * samplesPerFrame - Int(sink.soundSamplesWritten)
         try pull(until: missing)
         queue.drop(queue.count - missing)

@@ -153,7 +153,8 @@ package final class Recorder: Sendable {
                 (file, encoders, sink) = (opened, opened.encoders, opened)
                 if encodeMode(near: path) != .live {
                     do {
-                        keeping = try KeepingSink(file: opened, mode: plan.encode, metadata: plan.metadata, takeID: takeID) { [self] in
+                        keeping = try KeepingSink(file: opened, mode: plan.encode, metadata: plan.metadata, takeID: takeID,
+                                                  intermediateThreads: plan.stagePlan.intermediateThreads) { [self] in
                             noteIntermediate(from: $0)
                         }
                     } catch {
@@ -200,7 +201,7 @@ package final class Recorder: Sendable {
 
     /// What the intermediate takes, generously (1080p camera pictures at crf 17 took 3-6 MB/s),
     /// and how much of it there must be room for before `auto` counts on it.
-    static let intermediateBytesPerSecond = 8e6
+    package static let intermediateBytesPerSecond = 8e6
     static let intermediateRoomSeconds = 120.0
 
     /// The line that says the take goes on in the intermediate.
@@ -217,7 +218,7 @@ package final class Recorder: Sendable {
     }
 
     /// 600 kB, 12 MB, 3.4 GB: a free-space figure as people read one.
-    static func amount(bytes: Double) -> String {
+    package static func amount(bytes: Double) -> String {
         if bytes < 1e6 { return String(format: "%.0f kB", bytes / 1e3) }
         if bytes < 1e9 { return String(format: "%.0f MB", bytes / 1e6) }
         return String(format: "%.1f GB", bytes / 1e9)
@@ -237,7 +238,7 @@ package final class Recorder: Sendable {
     /// What the file takes per second: the --bitrate asked for, or a generous estimate of
     /// what the encoder writes at a crf (0.13 bits per pixel, as busy camera footage at crf
     /// 28 takes); plus the AAC track.
-    static func expectedBytesPerSecond(_ v: VideoEncoderSettings) -> Double {
+    package static func expectedBytesPerSecond(_ v: VideoEncoderSettings) -> Double {
         let video = v.bitrate.map(Double.init) ?? Double(v.size.width * v.size.height) * Double(v.framesPerSecond) * 0.13
         return video / 8 + Double(v.audioBitrate) / 8
     }

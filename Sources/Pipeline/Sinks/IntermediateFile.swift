@@ -14,11 +14,12 @@ final class IntermediateFile {
     let writer: MovWriter
     private let lockFD: Int32
 
+    /// `threads`: the intermediate's encoder's (`StagePlan.intermediateThreads`).
     init(take: String, takeID: String, from slot: Int, takeSettings: VideoEncoderSettings, audio: AudioEncoder,
-         metadata: MovWriter.Metadata) throws(MediaError) {
+         metadata: MovWriter.Metadata, threads: Int) throws(MediaError) {
         path = Intermediate.path(for: take)
         info = Intermediate(fromFrame: slot, settings: takeSettings, takeID: takeID)
-        let video = try VideoEncoder(settings: Intermediate.encoding(for: takeSettings))
+        let video = try VideoEncoder(settings: Intermediate.encoding(for: takeSettings, threads: threads))
         encoders = OutputEncoders(video: video, audio: audio)
         do { lockFD = try RecordingFile.create(path) } catch {
             throw error.rawValue == EEXIST ? Self.leftOver(path, take: take) : .system(path: path, writing: true, errno: error)

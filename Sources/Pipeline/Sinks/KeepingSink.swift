@@ -36,10 +36,13 @@ final class KeepingSink: Sink {
     private let takeID: String
     /// Told the slot the intermediate starts at.
     private let onSwitch: (Int) -> Void
+    /// The intermediate's encoder's threads.
+    private let intermediateThreads: Int
 
-    init(file: RecordingFile, mode: EncodeMode, metadata: MovWriter.Metadata, takeID: String,
+    init(file: RecordingFile, mode: EncodeMode, metadata: MovWriter.Metadata, takeID: String, intermediateThreads: Int,
          onSwitch: @escaping (Int) -> Void) throws(MediaError) {
         self.file = file
+        self.intermediateThreads = intermediateThreads
         self.mode = mode
         self.metadata = metadata
         self.takeID = takeID
@@ -99,7 +102,7 @@ final class KeepingSink: Sink {
             return nil
         }.first ?? slot
         let opened = try IntermediateFile(take: file.path, takeID: takeID, from: from, takeSettings: file.encoders.video.settings,
-                                          audio: file.encoders.audio, metadata: metadata)
+                                          audio: file.encoders.audio, metadata: metadata, threads: intermediateThreads)
         intermediate = opened
         for item in handedBack {
             switch item {

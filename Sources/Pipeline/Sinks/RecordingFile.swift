@@ -37,9 +37,9 @@ final class RecordingFile: EncodedMovSink {
          claim given: OutputClaim? = nil) throws(MediaError) {
         self.path = path
         if let given { claim = given } else { claim = try OutputClaim(path: path, overwrite: overwrite) }
+        // The threading is the plan's (measured on this machine where it could be: `LiveEncoderChoice`).
         var settings = video
         settings.inOrder = true
-        settings.wavefront = false
         // The encoders before the file: one that cannot open must not cost anything at OUT.
         // Opened below the picture's priority: the threads x265 starts keep it.
         let opening = settings

@@ -1,0 +1,86 @@
+import Compositor
+import Foundation
+
+/// How a job's work is spread over the CPUs this process may use: the one place every
+/// thread count is decided, from `CPUAllowance` and the sizes involved, never from a
+/// constant measured on one machine. `--verbose`, `--json`, `record --dry-run` and
+/// `dualcam doctor` show it.
+public struct StagePlan: Sendable, Equatable, Codable {
+    public var cpus: CPUAllowance
+    /// libavcodec threads for each input's decoder (`compose`), back then front.
+    public var decoderThreads: [Int]
+    /// Threads composing each frame (the caller's and helpers).
+    public var compositorThreads: Int
+    /// The output's encoder. For a live recording the first of `liveCandidates`, until a
+    /// measurement on this machine picked another (`LiveEncoderChoice`).
+    public var encoder: EncoderThreading
+    /// Live configurations worth measuring, fastest on an idle machine first (`record`).
+    public var liveCandidates: [EncoderThreading]
+    /// x264's threads for the intermediate a recording falls back to. It runs at the
+    /// picture's priority, so it is left a CPU's worth short of the machine: composing keeps one.
+    public var intermediateThreads: Int
+    /// The take's encoder after the stop: nothing else runs then, so the whole machine.
+    public var afterStop: EncoderThreading
+
+    /// Decoding one input: one thread on two CPUs or fewer (Benchmarks/compare-ffmpeg.sh,
+    /// 2 cores: one per input is as fast as libavcodec's three, and holds 24 MiB less);
+    /// beyond, a thread per started megapixel, at most half the CPUs. 4K H.264 decodes at 13 fps
+    /// on one thread and 76 with libavcodec's on 16 cores: one thread cannot feed the encoder.
+    public static func decoderThreads(pixels: Int, cpus: Int) -> Int {
+        guard cpus > 2 else { return 1 }
+        return min(max(1, (pixels + 999_999) / 1_000_000), max(1, cpus / 2))
+    }
+
+    /// The compositor splits each frame's rows in two: a second thread nearly halves a
+    /// frame (it is bound by the misses a core keeps in flight), and a picture under a third of
+    /// a megapixel is done before the hand-off pays for itself.
+    public static func compositorThreads(pixels: Int, cpus: Int) -> Int {
+        cpus >= 2 && pixels >= 320_000 ? 2 : 1
+    }
+
+    /// A composition: every input and the encoder as fast as they go, side by side.
+    public static func compose(cpus: CPUAllowance, output: Size, inputs: [Size]) -> StagePlan {
+        let n = cpus.wholeCPUs
+        return StagePlan(cpus: cpus, decoderThreads: inputs.map { decoderThreads(pixels: $0.width * $0.height, cpus: n) },
+                         compositorThreads: compositorThreads(pixels: output.width * output.height, cpus: n),
+                         encoder: EncoderThreading(threads: n), liveCandidates: [],
+                         intermediateThreads: max(1, n - 1), afterStop: EncoderThreading(threads: n))
+    }
+
+    /// A recording: the live encoder's candidates, the intermediate, the encoding after the stop.
+    public static func record(cpus: CPUAllowance, output: Size) -> StagePlan {
+        let n = cpus.wholeCPUs
+        let candidates = liveCandidates(cpus: n)
+        return StagePlan(cpus: cpus, decoderThreads: [], compositorThreads: compositorThreads(pixels: output.width * output.height, cpus: n),
+                         encoder: candidates[0], liveCandidates: candidates,
+                         intermediateThreads: max(1, min(16, n - 1)), afterStop: EncoderThreading(threads: n))
+    }
+
+    /// x265's in-order configurations for a live take, over `cpus` threads, the likeliest
+    /// fastest first. Wavefront (the rows of a frame in parallel) is the fastest idle
+    /// everywhere measured (ffmpeg CLI, raw 1080p: 49.5 fps against 43.7 without on 2 cores,
+    /// 123 against 40 on 16); on two or three CPUs x265 makes one frame thread, and a second
+    /// beside the wavefront made 51.1. Beside busy processes the wavefront collapses (4.7
+    /// fps against 10-30 on 2 cores: one preempted row stalls the rest), which the
+    /// intermediate absorbs; without it, frame threads are what runs in parallel.
+    public static func liveCandidates(cpus n: Int) -> [EncoderThreading] {
+        if n == 1 { return [EncoderThreading(threads: 1, wavefront: true), EncoderThreading(threads: 1, wavefront: false)] }
+        var candidates = [EncoderThreading(threads: n, wavefront: true)]
+        if n < 4 { candidates.append(EncoderThreading(threads: n, frameThreads: 2, wavefront: true)) }
+        candidates.append(EncoderThreading(threads: n, frameThreads: min(n, 4), wavefront: false))
+        return candidates
+    }
+
+    /// The plan as lines for `--verbose`, `--dry-run` and `doctor`.
+    public func lines(encoder name: String, intermediate: Bool = false) -> [String] {
+        var lines = ["CPUs: \(cpus.description)"]
+        if !decoderThreads.isEmpty { lines.append("decoders: " + decoderThreads.map { "\($0) thread\($0 == 1 ? "" : "s")" }.joined(separator: ", ")) }
+        lines.append("compositor: \(compositorThreads) thread\(compositorThreads == 1 ? "" : "s")")
+        lines.append("encoder \(name): \(encoder.text(for: name))")
+        if intermediate {
+            lines.append("intermediate libx264: \(intermediateThreads) thread\(intermediateThreads == 1 ? "" : "s")")
+            lines.append("after the stop \(name): \(afterStop.text(for: name))")
+        }
+        return lines
+    }
+}

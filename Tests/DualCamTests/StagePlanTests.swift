@@ -1,0 +1,168 @@
+import Compositor
+import Foundation
+@testable import MediaIO
+@testable import Pipeline
+import Testing
+
+/// The one place threads are decided: what each stage gets from the CPUs this process may
+/// use, for the machines users have (1 to 64 CPUs), a mask and a quota.
+@Suite(.timeLimit(.minutes(1))) struct StagePlanTests {
+    static let uhd = Size(width: 3840, height: 2160), hd = Size(width: 1920, height: 1080), hd720 = Size(width: 1280, height: 720)
+
+    struct Expected {
+        var cpus: Int
+        var composeDecoders1080: [Int]
+        var composeDecoders4K: [Int]
+        var compositor: Int
+        var intermediate: Int
+        var liveCandidates: [EncoderThreading]
+    }
+
+    static func live(_ n: Int, wavefront: Bool, frames: Int = 0) -> EncoderThreading {
+        EncoderThreading(threads: n, frameThreads: frames, wavefront: wavefront)
+    }
+
+    static let table: [Expected] = [
+        Expected(cpus: 1, composeDecoders1080: [1, 1], composeDecoders4K: [1, 1], compositor: 1, intermediate: 1,
+                 liveCandidates: [live(1, wavefront: true), live(1, wavefront: false)]),
+        Expected(cpus: 2, composeDecoders1080: [1, 1], composeDecoders4K: [1, 1], compositor: 2, intermediate: 1,
+                 liveCandidates: [live(2, wavefront: true), live(2, wavefront: true, frames: 2), live(2, wavefront: false, frames: 2)]),
+        Expected(cpus: 4, composeDecoders1080: [2, 1], composeDecoders4K: [2, 1], compositor: 2, intermediate: 3,
+                 liveCandidates: [live(4, wavefront: true), live(4, wavefront: false, frames: 4)]),
+        Expected(cpus: 8, composeDecoders1080: [3, 1], composeDecoders4K: [4, 1], compositor: 2, intermediate: 7,
+                 liveCandidates: [live(8, wavefront: true), live(8, wavefront: false, frames: 4)]),
+        Expected(cpus: 16, composeDecoders1080: [3, 1], composeDecoders4K: [8, 1], compositor: 2, intermediate: 15,
+                 liveCandidates: [live(16, wavefront: true), live(16, wavefront: false, frames: 4)]),
+        Expected(cpus: 64, composeDecoders1080: [3, 1], composeDecoders4K: [9, 1], compositor: 2, intermediate: 16,
+                 liveCandidates: [live(64, wavefront: true), live(64, wavefront: false, frames: 4)]),
+    ]
+
+    @Test(arguments: table.map(\.cpus))
+    func eachStageFollowsTheCPUs(_ count: Int) throws {
+        let e = try #require(Self.table.first { $0.cpus == count })
+        let cpus = CPUAllowance.machine(count)
+        #expect(cpus.wholeCPUs == count)
+        let compose = StagePlan.compose(cpus: cpus, output: Self.hd, inputs: [Self.hd, Self.hd720])
+        #expect(compose.decoderThreads == e.composeDecoders1080)
+        #expect(compose.compositorThreads == e.compositor)
+        // The composition's encoder: every CPU allowed, as x265's pool, wavefront on.
+        #expect(compose.encoder == EncoderThreading(threads: count))
+        let compose4K = StagePlan.compose(cpus: cpus, output: Self.uhd, inputs: [Self.uhd, Self.hd720])
+        #expect(compose4K.decoderThreads == e.composeDecoders4K)
+        let record = StagePlan.record(cpus: cpus, output: Self.hd)
+        #expect(record.liveCandidates == e.liveCandidates)
+        #expect(record.encoder == e.liveCandidates[0], "unmeasured, a recording takes the first candidate")
+        #expect(record.intermediateThreads == e.intermediate)
+        #expect(record.afterStop == EncoderThreading(threads: count))
+        // x265 is never given more threads than the CPUs allowed.
+        for threading in record.liveCandidates + [record.afterStop, compose.encoder] {
+            #expect(threading.threads == count && threading.frameThreads <= count)
+        }
+    }
+
+    /// `taskset -c 3,7` on a 16-CPU machine: two CPUs, planned as two.
+    @Test func anAffinityMaskOfTwoOfSixteen() {
+        let cpus = CPUAllowance(online: 16, allowed: [3, 7])
+        #expect(cpus.wholeCPUs == 2 && cpus.description == "2 of 16 CPUs (3,7)")
+        #expect(StagePlan.record(cpus: cpus, output: Self.hd) == StagePlan.record(cpus: .machine(2), output: Self.hd).with(cpus: cpus))
+        let compose = StagePlan.compose(cpus: cpus, output: Self.uhd, inputs: [Self.uhd, Self.hd720])
+        #expect(compose.decoderThreads == [1, 1] && compose.encoder.threads == 2)
+        #expect(VideoEncoder.options(Self.hevc(compose.encoder))["x265-params"] == "log-level=none:pools=2")
+    }
+
+    /// A container's `--cpus 1.5`: one thread's worth of whole CPU, so one thread per stage.
+    @Test func aQuotaOfOneAndAHalfCPUs() {
+        let cpus = CPUAllowance(online: 16, allowed: Array(0..<16), quota: 1.5)
+        #expect(cpus.usable == 1.5 && cpus.wholeCPUs == 1)
+        #expect(cpus.description == "16 CPUs, quota 1.5")
+        let record = StagePlan.record(cpus: cpus, output: Self.hd)
+        #expect(record.liveCandidates == [Self.live(1, wavefront: true), Self.live(1, wavefront: false)])
+        #expect(record.intermediateThreads == 1 && record.compositorThreads == 1 && record.afterStop.threads == 1)
+        let compose = StagePlan.compose(cpus: cpus, output: Self.uhd, inputs: [Self.uhd, Self.hd720])
+        #expect(compose.decoderThreads == [1, 1] && compose.encoder.threads == 1)
+    }
+
+    static func hevc(_ threading: EncoderThreading, inOrder: Bool = false) -> VideoEncoderSettings {
+        var s = VideoEncoderSettings()
+        s.threading = threading
+        s.inOrder = inOrder
+        return s
+    }
+
+    /// What reaches x265 and x264.
+    @Test func theEncodersAreToldTheirThreads() {
+        #expect(VideoEncoder.options(Self.hevc(Self.live(2, wavefront: false, frames: 2), inOrder: true))["x265-params"]
+                == "log-level=none:bframes=0:rc-lookahead=2:pools=2:frame-threads=2:wpp=0")
+        #expect(VideoEncoder.options(Self.hevc(EncoderThreading()))["x265-params"] == "log-level=none")
+        let x264 = Intermediate.encoding(for: VideoEncoderSettings(), threads: 3)
+        #expect(x264.encoder == "libx264" && x264.threading.threads == 3)
+    }
+
+    /// The kernel's list format and cgroup v2's cpu.max, as /proc and /sys give them.
+    @Test func theKernelsFiguresAreRead() {
+        #expect(CPUAllowance.parseList("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11])
+        #expect(CPUAllowance.parseList("5") == [5])
+        #expect(CPUAllowance.parseList("") == nil && CPUAllowance.parseList("3-1") == nil && CPUAllowance.parseList("a") == nil)
+        #expect(CPUAllowance.parseCPUMax("max 100000\n") == nil)
+        #expect(CPUAllowance.parseCPUMax("150000 100000\n") == 1.5)
+        #expect(CPUAllowance.parseCPUMax("50000 100000") == 0.5)
+        #expect(CPUAllowance.parseCPUMax("junk") == nil)
+        #expect(CPUAllowance.listText([0, 1, 2, 3, 8, 10, 11]) == "0-3,8,10-11")
+        // This process: at least one CPU, no more than the machine has.
+        let now = CPUAllowance.current()
+        #expect(now.allowed.count >= 1 && now.allowed.count <= now.online && now.wholeCPUs >= 1)
+    }
+
+    /// The after-stop encoder continues the take's track: its wavefront (in the parameter
+    /// sets) comes from the intermediate's tag; one from before the tag said so had it off.
+    @Test func theIntermediateCarriesTheLiveWavefront() throws {
+        var take = VideoEncoderSettings()
+        take.threading = EncoderThreading(threads: 2, wavefront: true)
+        let info = Intermediate(fromFrame: 12, settings: take, takeID: "0123abcd")
+        let read = try #require(Intermediate(tag: info.tag))
+        #expect(read.settings.threading.wavefront && read.settings.threading.threads == CPUAllowance.current().wholeCPUs)
+        let old = info.tag.replacingOccurrences(of: " wpp=1", with: "")
+        #expect(try #require(Intermediate(tag: old)).settings.threading.wavefront == false)
+    }
+
+    /// A remembered choice is taken without measuring; one from other libraries, another set
+    /// of candidates, or older than a week is not.
+    @Test func aRememberedChoiceIsUsedOnlyWhereItHolds() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("stageplan-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = dir.appendingPathComponent("live-encoder.json")
+        let cpus = CPUAllowance.machine(2)
+        let settings = VideoEncoderSettings()
+        let candidates = StagePlan.liveCandidates(cpus: 2)
+        let now = 2_000_000_000.0
+        func remember(_ fps: [Double], libraries: String = EncoderSpeed.libraryIdentity, age: Double = 60) throws {
+            let entry = EncoderSpeed.Entry(trials: zip(candidates, fps).map { EncoderSpeed.Trial(threading: $0, fps: $1) },
+                                           measuredAt: now - age, libraries: libraries)
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            try JSONEncoder().encode([EncoderSpeed.key(settings, cpus: cpus): entry]).write(to: cache)
+        }
+        try remember([40, 55, 30])
+        let kept = try #require(EncoderSpeed.choose(settings, candidates: candidates, cpus: cpus, rate: 36, cache: cache,
+                                                    mayMeasure: false, now: now))
+        #expect(kept.threading == candidates[1] && kept.fps == 55 && !kept.measured)
+        // Another machine's CPUs: nothing remembered for them.
+        #expect(EncoderSpeed.choose(settings, candidates: candidates, cpus: .machine(4), rate: 36, cache: cache,
+                                    mayMeasure: false, now: now) == nil)
+        try remember([40, 55, 30], libraries: "libavcodec 0 x265 0")
+        #expect(EncoderSpeed.choose(settings, candidates: candidates, cpus: cpus, rate: 36, cache: cache, mayMeasure: false, now: now) == nil)
+        try remember([40, 55, 30], age: EncoderSpeed.maxAge + 1)
+        #expect(EncoderSpeed.choose(settings, candidates: candidates, cpus: cpus, rate: 36, cache: cache, mayMeasure: false, now: now) == nil)
+        // Under the rate, within the hour: kept (a start does not pay for it again).
+        try remember([20, 25, 10], age: 60)
+        let slow = EncoderSpeed.choose(settings, candidates: candidates, cpus: cpus, rate: 36, cache: cache, mayMeasure: true, now: now)
+        #expect(slow?.fps == 25 && slow?.measured == false)
+    }
+}
+
+extension StagePlan {
+    func with(cpus: CPUAllowance) -> StagePlan {
+        var plan = self
+        plan.cpus = cpus
+        return plan
+    }
+}
