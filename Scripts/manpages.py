@@ -34,7 +34,7 @@ EXIT_CODES = [
 # Each --json output: its schema name, the file describing it, and an example line.
 JSON_OUTPUTS = {
     "compose": "compose", "relayout": "compose", "record": "record", "devices": "devices",
-    "controls": "controls", "bench": "bench",
+    "controls": "controls", "bench": "bench", "doctor": "doctor",
 }
 
 SCHEMA_NAMES = {"bench": "dualcam.bench.times/1, dualcam.bench.instructions/1 or dualcam.bench.mjpeg/1"}
@@ -196,8 +196,9 @@ def page(command, name, title, date, version, examples_dir, json_kind=None, comm
     if commands:
         out += [".SH FILES", ".TP", "\\fI$XDG_CONFIG_HOME/dualcam/controls.json\\fR (~/.config when unset)",
                 roff("Camera controls saved with dualcam controls --save, applied whenever that camera opens."),
-                ".TP", "\\fI$XDG_CACHE_HOME/dualcam/encoder-speed.json\\fR (~/.cache when unset)",
-                roff("How fast each encoder setting ran on this machine, for record's speed warning."),
+                ".TP", "\\fI$XDG_CACHE_HOME/dualcam/live-encoder.json\\fR (~/.cache when unset)",
+                roff("The live encoder's configurations as measured on this machine (per processor, CPUs allowed and "
+                     "FFmpeg and x265 libraries): record keeps the fastest, doctor shows them."),
                 ".TP", "\\fITAKE.intermediate.mov\\fR (take.mov.intermediate.mov for take.mov)",
                 roff("Beside a take while the encoder is behind (record --encode auto or after): the frames it "
                      "had no time for, encoded into TAKE after the stop. dualcam finish TAKE completes a take "

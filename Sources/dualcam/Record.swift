@@ -43,6 +43,8 @@ struct Record: ParsableCommand {
     @OptionGroup(title: "Also send to") var also: RecordAlsoOptions
     @OptionGroup(title: "Messages") var reporting: ReportingOptions
     @OptionGroup(title: "Also send to") var previewOptions: PreviewOptions
+    @Flag(help: ArgumentHelp("Print the plan (sources, format, threads per stage, the live encoder's settings as measured "
+                             + "here, disk per minute) and record nothing.")) var dryRun = false
     // Test knobs, hidden: the vivid VM emulates about 20x slower than real hardware, where
     // no 1080p encoder keeps real time; its A/V sync scenario records a small canvas with a
     // cheap encoder so that timing, not throughput, is what it measures.
@@ -124,6 +126,10 @@ struct Record: ParsableCommand {
 
     func run() throws {
         FFmpegLog.setVerbose(reporting.verbose)
+        if dryRun {
+            try printPlan(try plan())
+            return
+        }
         let session = RecordSession(plan: try plan(), reporting: reporting, preview: previewOptions, review: review,
                                     checksSpeed: !skipSpeedCheck)
         try session.run()

@@ -149,3 +149,53 @@ extension Record {
         return (back, front)
     }
 }
+
+extension Record {
+    /// `--dry-run`: what a recording would do on this machine, nothing opened but the
+    /// encoder the live settings are measured with (once per machine).
+    func printPlan(_ asked: RecordPlan) throws {
+        var plan = asked
+        let choice = plan.fit(to: .current(), mayMeasure: !skipSpeedCheck, cache: EncoderSpeed.defaultCache)
+        let video = plan.video
+        let encoding = plan.file == nil ? EncodeMode.live : plan.encode
+        let perSecond = Recorder.expectedBytesPerSecond(video)
+        let intermediate = encoding == .live ? 0 : Recorder.intermediateBytesPerSecond
+        let free = plan.file.flatMap { RecordPlan.freeBytes(near: $0) }
+        if reporting.json {
+            struct DryRun: Encodable {
+                var output: String, back: String?, front: String?, encode: String, codec: String, encoder: String, preset: String
+                var width: Int, height: Int, rate: Int, takeMbPerMinute: Double, intermediateMbPerMinute: Double, freeBytes: Int64?
+            }
+            let facts = DryRun(output: plan.shownName, back: plan.back, front: plan.front, encode: encoding.rawValue,
+                               codec: video.codec.rawValue, encoder: video.encoder, preset: video.preset, width: video.size.width,
+                               height: video.size.height, rate: Int(video.framesPerSecond), takeMbPerMinute: perSecond * 60 / 1e6,
+                               intermediateMbPerMinute: intermediate * 60 / 1e6, freeBytes: free)
+            print(try JSONOutput.line(schema: "dualcam.plan/1", facts,
+                                      PlanFacts(plan.stagePlan, encoder: video.encoder, live: choice, recording: plan.file != nil)))
+            return
+        }
+        printLine("plan for \(plan.shownName) (--dry-run: nothing is opened or recorded)")
+        printLine("back: \(plan.back ?? "the first camera"), front: \(plan.front ?? "the next camera, if there is one"); cameras are "
+                  + "asked for \(plan.capture) at \(String(format: "%g", plan.framesPerSecond)) fps, the format agreed when they open")
+        printLine("output: \(video.size) at \(video.framesPerSecond) fps, \(video.codec.displayName) (\(video.encoder) \(video.preset), "
+                  + (video.bitrate.map { "\($0 / 1000) kb/s" } ?? "crf \(video.crf)") + "), AAC 48 kHz stereo \(video.audioBitrate / 1000) kb/s")
+        for line in RecordSession.planLines(plan, choice: choice) { printLine(line) }
+        let rate = Double(video.framesPerSecond)
+        switch encoding {
+        case .live: printLine("encoding: live; slots the encoder has no time for are skipped")
+        case .after: printLine("encoding: every frame into the intermediate (H.264), encoded as asked after the stop")
+        case .auto:
+            let speed = choice.map { String(format: "%.0f fps measured, %.0f needed", $0.fps, rate) } ?? "not measured"
+            printLine("encoding: live while \(video.encoder) keeps up (\(speed)); from the first frame it cannot take, every frame "
+                      + "goes to the intermediate and the rest is encoded after the stop")
+        }
+        var disk = String(format: "disk: about %.0f MB a minute", perSecond * 60 / 1e6)
+        if intermediate > 0 { disk += String(format: " (the intermediate up to %.0f MB a minute while it is used)", intermediate * 60 / 1e6) }
+        if let free {
+            let minutes = Double(free) / perSecond / 60
+            disk += "; \(Recorder.amount(bytes: Double(free))) free there: about "
+                + (minutes < 120 ? String(format: "%.0f minutes", minutes) : String(format: "%.0f hours", minutes / 60))
+        }
+        printLine(disk)
+    }
+}

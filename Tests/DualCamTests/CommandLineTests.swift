@@ -40,7 +40,7 @@ import Testing
         let helpOfNothing = try dualcam(["help", "compse"])
         #expect(helpOfNothing.status == 64 && helpOfNothing.stderr.contains("did you mean 'compose'?"), "\(helpOfNothing.stderr)")
         let far = try dualcam(["xyzzy"])
-        #expect(far.status == 64 && far.stderr.contains("one of compose, record, relayout, finish, devices, controls, bench"),
+        #expect(far.status == 64 && far.stderr.contains("one of compose, record, relayout, finish, devices, controls, doctor, bench"),
                 "\(far.stderr)")
         #expect(!FileManager.default.fileExists(atPath: "c.mov"))
     }
@@ -166,8 +166,8 @@ import Testing
     func theDocumentedExamplesMatchTheirSchemas() throws {
         let folder = Env.repoRoot.appendingPathComponent("Docs/json")
         let examples = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".example.json") }
-        for kind in ["compose", "record", "devices", "controls", "bench"] {
-            let own = examples.filter { $0.hasPrefix(kind) }.map { folder.appendingPathComponent($0).path }
+        for kind in ["compose", "record", "devices", "controls", "bench", "doctor", "plan"] {
+            let own = examples.filter { $0.hasPrefix(kind + ".") || $0.hasPrefix(kind + "-") }.map { folder.appendingPathComponent($0).path }
             #expect(!own.isEmpty, "no example for \(kind)")
             try Self.expectValid(kind, own)
         }
@@ -198,6 +198,11 @@ import Testing
         try #require(relayout.status == 0, "\(relayout.stderr)")
         let devices = try dualcam(["devices", "--json"])
         #expect(devices.status == 0)
+        let doctor = try dualcam(["doctor", "--json", "--folder", dir.url.path])
+        #expect(doctor.status == 0, "\(doctor.stderr)")
+        let dryRun = try dualcam(["record", "--back", Reference.back, "--front", Reference.front, "--dry-run", "--json", "-o",
+                                  dir.path("never.mov")])
+        #expect(dryRun.status == 0 && !FileManager.default.fileExists(atPath: dir.path("never.mov")), "\(dryRun.stderr)")
         let times = try dualcam(["bench", "--cases", "inset-only-480p,compose-1080p", "--frames", "5", "--json"])
         let mjpeg = try dualcam(["bench", "--mjpeg", "--frames", "3", "--json"])
         let counted = try dualcam(["bench", "--instructions", "--counter", "callgrind", "--cases", "inset-only-480p", "--frames", "2",
@@ -207,10 +212,12 @@ import Testing
                                          try Self.saved(relayout.stdout, in: dir, as: "r.json")])
         try Self.expectValid("record", [try Self.saved(record.stdout, in: dir, as: "t.json")])
         try Self.expectValid("devices", [try Self.saved(devices.stdout, in: dir, as: "d.json")])
+        try Self.expectValid("doctor", [try Self.saved(doctor.stdout, in: dir, as: "doc.json")])
+        try Self.expectValid("plan", [try Self.saved(dryRun.stdout, in: dir, as: "plan.json")])
         try Self.expectValid("bench", [try Self.saved(times.stdout, in: dir, as: "b1.json"),
                                        try Self.saved(mjpeg.stdout, in: dir, as: "b2.json"),
                                        try Self.saved(counted.stdout, in: dir, as: "b3.json")])
-        for output in [compose, record, relayout, devices, times, mjpeg, counted] {
+        for output in [compose, record, relayout, devices, doctor, dryRun, times, mjpeg, counted] {
             #expect(output.stdout.hasPrefix("{\"schema\": \"dualcam.") || output.stdout.hasPrefix("{\"schema\":\"dualcam."),
                     "\(output.stdout.prefix(80))")
             #expect(!output.stdout.contains("\\/"), "escaped slashes: \(output.stdout.prefix(200))")

@@ -1,4 +1,5 @@
 import CFFmpeg
+import Foundation
 
 /// Which video encoder to use: the software one (libx265, libx264), or with `auto` the first
 /// hardware encoder FFmpeg has that opens on this machine with our frames. Hardware
@@ -21,27 +22,45 @@ public enum EncoderChoice {
                 ("\(prefix)_vaapi", "takes VAAPI surfaces, which dualcam does not upload to")]
     }
 
-    /// The encoder for `settings` (its codec, size and rate) when `auto` is asked.
-    public static func auto(_ settings: VideoEncoderSettings) -> Decision {
-        var passed: [String] = []
+    /// Each hardware encoder of `settings.codec`: whether it opens here with our frames, and
+    /// why not when it does not (`auto` takes the first that does; `dualcam doctor` lists them).
+    public static func survey(_ settings: VideoEncoderSettings, stopAtFirstUsable: Bool = false)
+        -> [(name: String, usable: Bool, why: String)] {
+        var found: [(name: String, usable: Bool, why: String)] = []
         for (name, unsupported) in hardware(settings.codec) {
             guard avcodec_find_encoder_by_name(name) != nil else {
-                passed.append("\(name): not in this FFmpeg")
+                found.append((name, false, "not in this FFmpeg"))
                 continue
             }
             if let unsupported {
-                passed.append("\(name): \(unsupported)")
+                found.append((name, false, unsupported))
+                continue
+            }
+            // FFmpeg's own word for a missing driver is "Operation not permitted".
+            if name.hasSuffix("_nvenc"), dlopen("libcuda.so.1", RTLD_LAZY) == nil {
+                found.append((name, false, "no NVIDIA driver here (libcuda.so.1 does not load)"))
                 continue
             }
             var trial = settings
             trial.encoder = name
             do {
                 _ = try VideoEncoder(settings: trial)
-                return Decision(encoder: name, hardware: true, explanation: "encoder: \(name) (hardware)")
+                found.append((name, true, "opens here"))
+                if stopAtFirstUsable { break }
             } catch {
-                passed.append("\(name): does not open here (\(error))")
+                found.append((name, false, "does not open here (\(error))"))
             }
         }
+        return found
+    }
+
+    /// The encoder for `settings` (its codec, size and rate) when `auto` is asked.
+    public static func auto(_ settings: VideoEncoderSettings) -> Decision {
+        let found = survey(settings, stopAtFirstUsable: true)
+        if let usable = found.first(where: \.usable) {
+            return Decision(encoder: usable.name, hardware: true, explanation: "encoder: \(usable.name) (hardware)")
+        }
+        let passed = found.map { "\($0.name): \($0.why)" }
         let software = settings.codec.softwareEncoder
         return Decision(encoder: software, hardware: false,
                         explanation: "encoder: \(software) (software; " + passed.joined(separator: "; ") + ")")
