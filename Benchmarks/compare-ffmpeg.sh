@@ -14,11 +14,11 @@
 # frames, less reading those raw frames. No compositor can spend less CPU than that; the
 # script prints dualcam's CPU seconds against it and exits 1 under 95 % (floor / dualcam).
 #
-#   bash Benchmarks/compare-ffmpeg.sh [RUNS]        (RUNS: 3; release build of dualcam first)
+#   bash Benchmarks/compare-ffmpeg.sh [RUNS]        (RUNS: 3; release build of dualcam first; DUALCAM=PATH another build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
-dualcam=$PWD/.build/release/dualcam
+dualcam=${DUALCAM:-$PWD/.build/release/dualcam}
 [ -x "$dualcam" ] || swift build -c release --product dualcam >/dev/null
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -54,6 +54,8 @@ import Testing
         #expect(record.encoder == e.liveCandidates[0], "unmeasured, a recording takes the first candidate")
         #expect(record.intermediateThreads == e.intermediate)
         #expect(record.afterStop == EncoderThreading(threads: count))
+        // At 4K one x264 thread cannot keep the rate: the intermediate gets every CPU (up to 16).
+        #expect(StagePlan.record(cpus: cpus, output: Self.uhd).intermediateThreads == min(16, count))
         // x265 is never given more threads than the CPUs allowed.
         for threading in record.liveCandidates + [record.afterStop, compose.encoder] {
             #expect(threading.threads == count && threading.frameThreads <= count)

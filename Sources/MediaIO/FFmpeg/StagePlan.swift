@@ -17,7 +17,12 @@ public struct StagePlan: Sendable, Equatable, Codable {
     /// Live configurations worth measuring, fastest on an idle machine first (`record`).
     public var liveCandidates: [EncoderThreading]
     /// x264's threads for the intermediate a recording falls back to. It runs at the
-    /// picture's priority, so it is left a CPU's worth short of the machine: composing keeps one.
+    /// picture's priority, so up to 1080p it is left a CPU's worth short of the machine
+    /// (composing keeps one; beside two busy loops it kept every frame of a 1080p take with one
+    /// thread on two cores, and composing p99 fell from 37 to 14 ms against x264's own
+    /// choice of three: one thread encodes 51 fps of noisy 1080p here, ffmpeg CLI); above,
+    /// where one thread cannot keep the rate (four times the pixels), it gets them all: a
+    /// frame it cannot take is lost.
     public var intermediateThreads: Int
     /// The take's encoder after the stop: nothing else runs then, so the whole machine.
     public var afterStop: EncoderThreading
@@ -53,7 +58,12 @@ public struct StagePlan: Sendable, Equatable, Codable {
         let candidates = liveCandidates(cpus: n)
         return StagePlan(cpus: cpus, decoderThreads: [], compositorThreads: compositorThreads(pixels: output.width * output.height, cpus: n),
                          encoder: candidates[0], liveCandidates: candidates,
-                         intermediateThreads: max(1, min(16, n - 1)), afterStop: EncoderThreading(threads: n))
+                         intermediateThreads: intermediateThreads(pixels: output.width * output.height, cpus: n),
+                         afterStop: EncoderThreading(threads: n))
+    }
+
+    static func intermediateThreads(pixels: Int, cpus n: Int) -> Int {
+        min(16, pixels > 2_100_000 ? n : max(1, n - 1))
     }
 
     /// x265's in-order configurations for a live take, over `cpus` threads, the likeliest

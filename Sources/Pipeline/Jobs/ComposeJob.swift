@@ -92,7 +92,7 @@ public final class ComposeJob {
                                       metadata: o.metadata, inputs: [o.back, o.front] + (o.soundOf.map { [$0] } ?? []))
         for request in o.outputs { try request.check(settings, { _ in }) }
         let file = try FaststartFile(path: o.output, overwrite: o.overwrite, video: video, metadata: o.metadata)
-        let sink = try EncodingStage(sink: file, canvas: o.video.size)
+        let sink = EncodingStage(sink: file, canvas: o.video.size)
         defer { sink.stop() }
         let context = OutputContext(settings: settings, sources: [], encoders: nil, event: { _ in }, log: { _ in })
         let outputs = try o.outputs.map { request throws(MediaError) in try request.open(context) }

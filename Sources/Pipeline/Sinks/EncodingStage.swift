@@ -21,8 +21,10 @@ final class EncodingStage: Sink, @unchecked Sendable {
     private var items: [Item] = []
     private var picturesWaiting = 0
     private let depth: Int
-    /// The frames composed into: one more than may wait, so one is free while the rest wait.
-    private let canvases: [EncoderFrame]
+    /// The frames composed into, made as they are first needed (a composition in place
+    /// needs none): at most one more than may wait, so one is free while the rest wait.
+    private var canvases: [EncoderFrame] = []
+    private let canvasSize: Size
     private var failure: MediaError?
     private var stopping = false
     private let sink: any Sink
@@ -30,12 +32,10 @@ final class EncodingStage: Sink, @unchecked Sendable {
     /// Samples handed on so far (the composer ends the sound where the picture ends).
     private(set) var soundSamplesWritten: Int64 = 0
 
-    init(sink: any Sink, canvas: Size, depth: Int = 3) throws(MediaError) {
+    init(sink: any Sink, canvas: Size, depth: Int = 3) {
         self.sink = sink
         self.depth = max(1, depth)
-        var pool: [EncoderFrame] = []
-        for _ in 0...self.depth { pool.append(try EncoderFrame(size: canvas)) }
-        canvases = pool
+        canvasSize = canvas
         thread = OwnedThread(name: "dualcam-encode") { [self] in encodeLoop() }
     }
 
@@ -49,6 +49,10 @@ final class EncodingStage: Sink, @unchecked Sendable {
         while true {
             if let failure { throw failure }
             if let free = canvases.first(where: \.isExclusive) { return free }
+            if canvases.count <= depth {
+                canvases.append(try EncoderFrame(size: canvasSize))
+                return canvases[canvases.count - 1]
+            }
             condition.wait()
         }
     }
