@@ -190,7 +190,7 @@ import Testing
             #expect(log.contains("\(camera): converting YUYV at 1/4 size for the inset"), "\(log)")
         }
         let out = dir.path("out.mov")
-        let frames = try Self.checkFile(out, seconds: 5.5, small: true)
+        let frames = try Self.checkFile(out, seconds: 9, small: true)
         // 16x16 cells of 40x22 pixels; rows 6 and below are full frame only, away from the inset.
         let cells = try Decode.thumbnails(out, side: 16)
         #expect(cells.count == frames)
@@ -203,7 +203,7 @@ import Testing
         }
         #expect(mixed.isEmpty, "frames whose full frame is not one camera's: \(mixed.prefix(20))")
         #expect(Set(cells.map { $0[3 * (16 * 10 + 8) + 2] > 160 }).count == 2, "the full frame never changed camera")
-        for seconds in [0.5, 5.3] {
+        for seconds in [0.5, 8.8] {
             let rgb = try Decode.frame(out, atSeconds: seconds, pixelFormat: "rgb24")
             let (i, f) = (meanRGB(rgb, width: 640, x: 548, y: 18, w: 72, h: 50), Self.smallFull(rgb))
             #expect(Self.looks(f, like: .blue) && Self.looks(i, like: .red), "at \(seconds) s: inset \(i), full frame \(f)")

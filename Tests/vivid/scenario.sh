@@ -149,8 +149,10 @@ case $name in
     # it converts only the columns the inset reads. Swapped six times, 0.6 s apart from 1 s
     # in: whether the camera leaving the full frame sends a picture before the other one
     # does is a race, lost about half the time (when a picture made for the inset was shown,
-    # a run showed it in one swap of two).
-    record --duration 5.5 --canvas 640x360 --inset 96x72 --margin 8 --video-encoder mpeg4 -o "$out/out.mov" &
+    # a run showed it in one swap of two). 9 s: in the emulated VM a signal sent 1 s after
+    # the start line showed at 2.6 s of the take, the sixth after 5.5 s (past the end of the
+    # 5.5 s take this scenario once recorded, whose last two swaps were then never made).
+    record --duration 9 --canvas 640x360 --inset 96x72 --margin 8 --video-encoder mpeg4 -o "$out/out.mov" &
     recorder=$!
     recording_started
     # kill, a builtin: a pkill took 0.4 s of the emulated VM's time.

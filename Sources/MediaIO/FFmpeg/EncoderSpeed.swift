@@ -123,7 +123,7 @@ public enum EncoderSpeed {
         if let entry = known[k], entry.libraries == libraryIdentity, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
            Set(entry.trials.map(\.threading)) == Set(candidates),
            entry.trials.allSatisfy({ $0.fps.isFinite && $0.fps >= 0.1 && $0.fps <= 100_000 }),
-           var best = LiveEncoderChoice(trials: entry.trials, measured: false),
+           var best = LiveEncoderChoice(trials: entry.trials, measured: false, rate: rate, cpus: cpus.wholeCPUs),
            !mayMeasure || (entry.busy ? now - entry.measuredAt < busyFigureAge
                                       : best.fps >= rate || now - entry.measuredAt < slowFigureAge) {
             best.busy = entry.busy
@@ -138,7 +138,7 @@ public enum EncoderSpeed {
             guard let fps = try? measure(s, seconds: seconds) else { continue }
             trials.append(Trial(threading: threading, fps: fps))
         }
-        guard var choice = LiveEncoderChoice(trials: trials, measured: true) else { return nil }
+        guard var choice = LiveEncoderChoice(trials: trials, measured: true, rate: rate, cpus: cpus.wholeCPUs) else { return nil }
         choice.busy = others.cpus() >= busyCPUs
         if let cache {
             known[k] = Entry(trials: trials, measuredAt: now, libraries: libraryIdentity, busy: choice.busy)
@@ -158,7 +158,15 @@ public enum EncoderSpeed {
     }
 }
 
-/// The live encoder's configuration kept for this machine: the fastest measured.
+/// The live encoder's configuration kept for this machine: the fastest measured, except on
+/// a machine of two or three CPUs, where one that holds the rate without the wavefront is
+/// kept before a faster one with it. There a busy neighbour takes half the machine, and the
+/// wavefront, whose rows wait on each other, collapses under it: on two cores beside two busy
+/// loops, 1080p x265 made 4.7-5.3 fps with it against 10-30 without, so a take fell back on the
+/// intermediate at once and a live one (`--encode live`) killed at 8 s kept under 4.5 s of
+/// picture; idle it was 52 fps with it and 45 without, both live. On more CPUs a neighbour
+/// takes a smaller share, and without the wavefront x265 is far slower (16 cores: 40 fps
+/// against 123).
 public struct LiveEncoderChoice: Sendable, Equatable {
     public var threading: EncoderThreading
     public var fps: Double
@@ -169,10 +177,20 @@ public struct LiveEncoderChoice: Sendable, Equatable {
     /// Measured while other programs kept the CPUs busy: the figures are that moment's.
     public var busy = false
 
-    /// The fastest of `trials` (the first of equals); nil when there is none.
-    init?(trials: [EncoderSpeed.Trial], measured: Bool) {
-        guard var best = trials.first else { return nil }
-        for trial in trials.dropFirst() where trial.fps > best.fps { best = trial }
+    /// Whether a machine of `cpus` keeps a configuration without the wavefront that holds
+    /// `rate` before a faster one with it.
+    public static func prefersWithoutWavefront(cpus: Int) -> Bool { cpus <= 3 }
+
+    /// The one of `trials` to keep for `rate` (what a live take needs, headroom included) on
+    /// `cpus` whole CPUs (the first of equals); nil when there is none.
+    init?(trials: [EncoderSpeed.Trial], measured: Bool, rate: Double, cpus: Int) {
+        func fastest(_ among: [EncoderSpeed.Trial]) -> EncoderSpeed.Trial? {
+            guard var best = among.first else { return nil }
+            for trial in among.dropFirst() where trial.fps > best.fps { best = trial }
+            return best
+        }
+        let steady = trials.filter { !$0.threading.wavefront && $0.fps >= rate }
+        guard let best = (Self.prefersWithoutWavefront(cpus: cpus) ? fastest(steady) : nil) ?? fastest(trials) else { return nil }
         threading = best.threading
         fps = best.fps
         self.trials = trials

@@ -16,13 +16,11 @@ public struct StagePlan: Sendable, Equatable, Codable {
     public var encoder: EncoderThreading
     /// Live configurations worth measuring, fastest on an idle machine first (`record`).
     public var liveCandidates: [EncoderThreading]
-    /// x264's threads for the intermediate a recording falls back to. It runs at the
-    /// picture's priority, so up to 1080p it is left a CPU's worth short of the machine
-    /// (composing keeps one; beside two busy loops it kept every frame of a 1080p take with one
-    /// thread on two cores, and composing p99 fell from 37 to 14 ms against x264's own
-    /// choice of three: one thread encodes 51 fps of noisy 1080p here, ffmpeg CLI); above,
-    /// where one thread cannot keep the rate (four times the pixels), it gets them all: a
-    /// frame it cannot take is lost.
+    /// x264's threads for the intermediate a recording falls back to: x264's own rule (a
+    /// thread and a half per CPU), over the CPUs allowed rather than the machine's. It runs at
+    /// the picture's priority beside whatever else runs: with one thread on two cores, beside
+    /// two busy loops, it fell behind a noisy 1080p camera (29 slots skipped in a take that
+    /// must keep every frame); with three, its share of the CPUs kept every frame.
     public var intermediateThreads: Int
     /// The take's encoder after the stop: nothing else runs then, so the whole machine.
     public var afterStop: EncoderThreading
@@ -36,12 +34,12 @@ public struct StagePlan: Sendable, Equatable, Codable {
         return min(max(1, (pixels + 999_999) / 1_000_000), max(1, cpus / 2))
     }
 
-    /// The compositor splits each frame's rows in two: a second thread nearly halves a
-    /// frame (it is bound by the misses a core keeps in flight), and a picture under a third of
-    /// a megapixel is done before the hand-off pays for itself.
-    public static func compositorThreads(pixels: Int, cpus: Int) -> Int {
-        cpus >= 2 && pixels >= 320_000 ? 2 : 1
-    }
+    /// The compositor splits each frame's rows in two (`ForkJoin`) where there are two CPUs:
+    /// a second thread nearly halves a frame, which is bound by the misses a core keeps in
+    /// flight. It splits no further, 4K included: the kernels' jobs come in two halves
+    /// (splitting them further for 4K on many cores is not done yet; the encoder, the
+    /// slowest stage there, has the other CPUs).
+    public static func compositorThreads(pixels: Int, cpus: Int) -> Int { cpus >= 2 ? 2 : 1 }
 
     /// A composition: every input and the encoder as fast as they go, side by side.
     public static func compose(cpus: CPUAllowance, output: Size, inputs: [Size]) -> StagePlan {
@@ -49,7 +47,7 @@ public struct StagePlan: Sendable, Equatable, Codable {
         return StagePlan(cpus: cpus, decoderThreads: inputs.map { decoderThreads(pixels: $0.width * $0.height, cpus: n) },
                          compositorThreads: compositorThreads(pixels: output.width * output.height, cpus: n),
                          encoder: EncoderThreading(threads: n), liveCandidates: [],
-                         intermediateThreads: max(1, n - 1), afterStop: EncoderThreading(threads: n))
+                         intermediateThreads: intermediateThreads(cpus: n), afterStop: EncoderThreading(threads: n))
     }
 
     /// A recording: the live encoder's candidates, the intermediate, the encoding after the stop.
@@ -58,27 +56,28 @@ public struct StagePlan: Sendable, Equatable, Codable {
         let candidates = liveCandidates(cpus: n)
         return StagePlan(cpus: cpus, decoderThreads: [], compositorThreads: compositorThreads(pixels: output.width * output.height, cpus: n),
                          encoder: candidates[0], liveCandidates: candidates,
-                         intermediateThreads: intermediateThreads(pixels: output.width * output.height, cpus: n),
+                         intermediateThreads: intermediateThreads(cpus: n),
                          afterStop: EncoderThreading(threads: n))
     }
 
-    static func intermediateThreads(pixels: Int, cpus n: Int) -> Int {
-        min(16, pixels > 2_100_000 ? n : max(1, n - 1))
-    }
+    static func intermediateThreads(cpus n: Int) -> Int { min(16, n + n / 2) }
 
-    /// x265's in-order configurations for a live take, over `cpus` threads, the likeliest
-    /// fastest first. Wavefront (the rows of a frame in parallel) is the fastest idle
-    /// everywhere measured (ffmpeg CLI, raw 1080p: 49.5 fps against 43.7 without on 2 cores,
-    /// 123 against 40 on 16); on two or three CPUs x265 makes one frame thread, and a second
-    /// beside the wavefront made 51.1. Beside busy processes the wavefront collapses (4.7
-    /// fps against 10-30 on 2 cores: one preempted row stalls the rest), which the
-    /// intermediate absorbs; without it, frame threads are what runs in parallel.
+    /// x265's in-order configurations for a live take, over `cpus` threads, the one a
+    /// recording takes unmeasured (`--skip-speed-check` with nothing remembered) first. The
+    /// wavefront (the rows of a frame in parallel) is the fastest idle everywhere measured
+    /// (ffmpeg CLI, raw 1080p: 49.5 fps against 43.7 without on 2 cores, 123 against 40 on
+    /// 16), and on two or three CPUs x265 makes one frame thread, where a second beside the
+    /// wavefront made 51.1. But beside a busy neighbour the wavefront collapses (4.7 fps
+    /// against 10-30 on 2 cores): on two or three CPUs, where a neighbour takes half the
+    /// machine, the first is the one without it, with frame threads (`LiveEncoderChoice`
+    /// keeps it while it holds the rate).
     public static func liveCandidates(cpus n: Int) -> [EncoderThreading] {
-        if n == 1 { return [EncoderThreading(threads: 1, wavefront: true), EncoderThreading(threads: 1, wavefront: false)] }
-        var candidates = [EncoderThreading(threads: n, wavefront: true)]
-        if n < 4 { candidates.append(EncoderThreading(threads: n, frameThreads: 2, wavefront: true)) }
-        candidates.append(EncoderThreading(threads: n, frameThreads: min(n, 4), wavefront: false))
-        return candidates
+        if n == 1 { return [EncoderThreading(threads: 1, wavefront: false), EncoderThreading(threads: 1, wavefront: true)] }
+        if n < 4 {
+            return [EncoderThreading(threads: n, frameThreads: 2, wavefront: false), EncoderThreading(threads: n, wavefront: true),
+                    EncoderThreading(threads: n, frameThreads: 2, wavefront: true)]
+        }
+        return [EncoderThreading(threads: n, wavefront: true), EncoderThreading(threads: n, frameThreads: min(n, 4), wavefront: false)]
     }
 
     /// The plan as lines for `--verbose`, `--dry-run` and `doctor`.

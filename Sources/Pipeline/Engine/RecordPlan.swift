@@ -88,8 +88,9 @@ extension RecordPlan {
     package mutating func fit(to cpus: CPUAllowance, mayMeasure: Bool, cache: URL?) -> LiveEncoderChoice? {
         var stages = StagePlan.record(cpus: cpus, output: video.size)
         if video.encoder != "libx265" {
-            // x264 and the others have one setting here, their thread count.
-            stages.liveCandidates = [EncoderThreading(threads: cpus.wholeCPUs)]
+            // x264 has one setting here, its thread count; any other encoder (a hardware one,
+            // the VM tests' mpeg4) keeps its library's own choice.
+            stages.liveCandidates = [EncoderThreading(threads: video.encoder == "libx264" ? cpus.wholeCPUs : 0)]
             stages.encoder = stages.liveCandidates[0]
         }
         var choice: LiveEncoderChoice?

@@ -93,7 +93,7 @@ package final class Recorder: Sendable {
         let audio = plan.audio.opensBeforeCameras ? named : try openAudio(sources: opened)
         observer.sourcesOpened()
         let compositor: PiPCompositor
-        do { compositor = try PiPCompositor(layout: plan.layout, threads: 2) } catch {
+        do { compositor = try PiPCompositor(layout: plan.layout, threads: plan.stagePlan.compositorThreads) } catch {
             throw .media(.cannotCompose(reason: error.description))
         }
         let encoding = try openEncoding(claim: claim)
@@ -105,7 +105,7 @@ package final class Recorder: Sendable {
         }
         observer.willStart()
         let loop = RecordLoop(recorder: self, opened: Opened(sources: SourceSet(opened), encoding: encoding, outputs: outputs, audio: audio),
-                              placement: InsetPlacement(compositor: compositor, threads: 2))
+                              placement: InsetPlacement(compositor: compositor, threads: plan.stagePlan.compositorThreads))
         loop.run()
         return try finish(loop)
     }
