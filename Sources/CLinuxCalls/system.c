@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <dirent.h>
+#include <sched.h>
+#include <stdlib.h>
 
 int dc_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
@@ -45,4 +48,26 @@ int dc_bind_abstract(const char *name) {
 
 pid_t dc_thread_id(void) {
     return (pid_t)syscall(SYS_gettid);
+}
+
+int dc_confine_threads(const int *cpus, int count) {
+    cpu_set_t wanted;
+    CPU_ZERO(&wanted);
+    for (int i = 0; i < count; i++) {
+        if (cpus[i] >= 0 && cpus[i] < CPU_SETSIZE) CPU_SET(cpus[i], &wanted);
+    }
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return -1;
+    int moved = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks))) {
+        char *end;
+        long tid = strtol(entry->d_name, &end, 10);
+        if (*end != '\0' || tid <= 0) continue;
+        cpu_set_t now;
+        if (sched_getaffinity((pid_t)tid, sizeof now, &now) != 0 || CPU_EQUAL(&now, &wanted)) continue;
+        if (sched_setaffinity((pid_t)tid, sizeof wanted, &wanted) == 0) moved++;
+    }
+    closedir(tasks);
+    return moved;
 }

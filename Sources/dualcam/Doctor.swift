@@ -98,6 +98,7 @@ struct Doctor: ParsableCommand {
         for codec in ["hevc", "h264"] {
             let figures = m.encoders.filter { $0.codec == codec }.map { f in
                 "\(f.width)x\(f.height) " + (f.fps.map { String(format: "%.0f fps", $0) } ?? "does not open") + (f.keepsUp ? "" : " (not live)")
+                    + (f.busy ? " (measured while other programs were busy)" : "")
             }
             lines.append("  \(codec == "hevc" ? "HEVC  libx265" : "H.264 libx264"): " + figures.joined(separator: ", "))
         }
@@ -109,7 +110,8 @@ struct Doctor: ParsableCommand {
             for c in r.cameras { lines.append("camera \(c.path): \(c.card): " + c.modes.joined(separator: ", ")) }
         }
         lines.append("microphone: " + (r.microphone.map { "\($0), what record takes with no --audio" }
-                                        ?? "none (\(r.microphoneError ?? "no default capture device")): record writes a silent track"))
+                                        ?? "none: ALSA's default capture device cannot be opened (\(r.microphoneError ?? "none there")) and "
+                                        + "record writes a silent track; dualcam devices lists the microphones there are"))
         let d = m.disk
         let free = d.freeBytes.map { Recorder.amount(bytes: Double($0)) + " free" } ?? "free space unknown"
         let speed = d.writeMBPerSecond.map { String(format: "writes %.0f MB/s", $0) } ?? (d.writeError ?? "not timed")

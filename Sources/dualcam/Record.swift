@@ -113,7 +113,9 @@ struct Record: ParsableCommand {
         if encode == .after && (output == "none" || stream != nil) {
             throw ValidationError("--encode after needs a file and no --stream: a stream and -o none are encoded as they go")
         }
-        if let audio, audio == "back" || audio == "front" {
+        // A --back or --front that is not there is said to be missing when the plan checks
+        // the sources (exit 1), not called "not a video file" here.
+        if let audio, audio == "back" || audio == "front", (audio == "back" ? back : front).map({ access($0, F_OK) == 0 }) ?? true {
             let spec = audio == "back" ? back : front
             var st = stat()
             guard let spec, stat(spec, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {

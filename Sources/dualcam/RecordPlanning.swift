@@ -151,6 +151,16 @@ extension Record {
 }
 
 extension Record {
+    /// A file as its picture is ("file h264 1920x1080 30 fps"); a device as named.
+    static func describeSource(_ spec: String) -> String {
+        var st = stat()
+        guard stat(spec, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, let reader = try? VideoReader(path: spec, decoderThreads: 1) else {
+            return spec
+        }
+        return "\(spec) (file, \(reader.codecName) \(reader.displaySize), "
+            + String(format: "%.0f fps", 1 / max(reader.nominalFrameDuration, 1e-3)) + ")"
+    }
+
     /// `--dry-run`: what a recording would do on this machine, nothing opened but the
     /// encoder the live settings are measured with (once per machine).
     func printPlan(_ asked: RecordPlan) throws {
@@ -174,9 +184,21 @@ extension Record {
                                       PlanFacts(plan.stagePlan, encoder: video.encoder, live: choice, recording: plan.file != nil)))
             return
         }
-        printLine("plan for \(plan.shownName) (--dry-run: nothing is opened or recorded)")
-        printLine("back: \(plan.back ?? "the first camera"), front: \(plan.front ?? "the next camera, if there is one"); cameras are "
-                  + "asked for \(plan.capture) at \(String(format: "%g", plan.framesPerSecond)) fps, the format agreed when they open")
+        printLine("plan for \(plan.shownName) (--dry-run: nothing is opened or recorded)"
+                  + (plan.duration.map { String(format: ", %g s", $0) } ?? ", until stopped"))
+        for (role, spec) in [("back", plan.back), ("front", plan.front)] {
+            printLine("\(role): " + (spec.map(Self.describeSource) ?? (role == "back" ? "the first camera" : "the next camera, if there is one")))
+        }
+        let files = [plan.back, plan.front].compactMap { $0 }.filter { (try? FileManager.default.attributesOfItem(atPath: $0)[.type] as? FileAttributeType) == .typeRegular }
+        if files.count < 2 {
+            printLine("cameras are asked for \(plan.capture) at \(String(format: "%g", plan.framesPerSecond)) fps, the format agreed when they open")
+        }
+        switch plan.audio {
+        case .none: printLine("sound: none (a silent track)")
+        case .systemDefault: printLine("sound: the system's default capture device (dualcam devices lists it)")
+        case let .device(name): printLine("sound: the capture device \(name)")
+        case let .fileSound(back): printLine("sound: the \(back ? "back" : "front") file's own, in sync with its picture")
+        }
         printLine("output: \(video.size) at \(video.framesPerSecond) fps, \(video.codec.displayName) (\(video.encoder) \(video.preset), "
                   + (video.bitrate.map { "\($0 / 1000) kb/s" } ?? "crf \(video.crf)") + "), AAC 48 kHz stereo \(video.audioBitrate / 1000) kb/s")
         for line in RecordSession.planLines(plan, choice: choice) { printLine(line) }
@@ -189,8 +211,13 @@ extension Record {
             printLine("encoding: live while \(video.encoder) keeps up (\(speed)); from the first frame it cannot take, every frame "
                       + "goes to the intermediate and the rest is encoded after the stop")
         }
+        guard plan.file != nil else {
+            printLine("disk: nothing written (-o none)")
+            return
+        }
         var disk = String(format: "disk: about %.0f MB a minute", perSecond * 60 / 1e6)
-        if intermediate > 0 { disk += String(format: " (the intermediate up to %.0f MB a minute while it is used)", intermediate * 60 / 1e6) }
+        if let duration = plan.duration { disk += String(format: " (about %.0f MB for %g s)", perSecond * duration / 1e6, duration) }
+        if intermediate > 0 { disk += String(format: "; the intermediate up to %.0f MB a minute while it is used", intermediate * 60 / 1e6) }
         if let free {
             let minutes = Double(free) / perSecond / 60
             disk += "; \(Recorder.amount(bytes: Double(free))) free there: about "

@@ -46,14 +46,15 @@ import Testing
         #expect(compose.decoderThreads == e.composeDecoders1080)
         #expect(compose.compositorThreads == e.compositor)
         // The composition's encoder: every CPU allowed, as x265's pool, wavefront on.
-        #expect(compose.encoder == EncoderThreading(threads: count))
+        #expect(compose.encoder == EncoderThreading(threads: count, wavefront: count > 1))
         let compose4K = StagePlan.compose(cpus: cpus, output: Self.uhd, inputs: [Self.uhd, Self.hd720])
         #expect(compose4K.decoderThreads == e.composeDecoders4K)
         let record = StagePlan.record(cpus: cpus, output: Self.hd)
         #expect(record.liveCandidates == e.liveCandidates)
         #expect(record.encoder == e.liveCandidates[0], "unmeasured, a recording takes the first candidate")
         #expect(record.intermediateThreads == e.intermediate)
-        #expect(record.afterStop == EncoderThreading(threads: count))
+        #expect(record.afterStop == EncoderThreading(threads: count, wavefront: e.liveCandidates[0].wavefront),
+                "the after-stop encoding continues the take's track: the take's wavefront")
         #expect(StagePlan.record(cpus: cpus, output: Self.uhd).intermediateThreads == e.intermediate)
         // x265 is never given more threads than the CPUs allowed.
         for threading in record.liveCandidates + [record.afterStop, compose.encoder] {
@@ -130,6 +131,30 @@ import Testing
         // This process: at least one CPU, no more than the machine has.
         let now = CPUAllowance.current()
         #expect(now.allowed.count >= 1 && now.allowed.count <= now.online && now.wholeCPUs >= 1)
+    }
+
+    /// Where the quota is, as /proc gives it: v1's cpu controller mounted on its own (a host
+    /// with both hierarchies), v2 at /sys/fs/cgroup/unified or at /sys/fs/cgroup, a
+    /// container's subtree; the tightest quota along the path to the root counts.
+    @Test func aCgroupQuotaIsFoundWhereverItsHierarchyIsMounted() {
+        let hybrid = """
+            31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+            30 31 0:27 / /sys/fs/cgroup/unified rw,relatime shared:6 - cgroup2 cgroup2 rw
+            32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+            33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct
+            """
+        let files = ["/sys/fs/cgroup/cpu/jobs/dctest/cpu.cfs_quota_us": "50000\n", "/sys/fs/cgroup/cpu/jobs/dctest/cpu.cfs_period_us": "100000\n",
+                     "/sys/fs/cgroup/cpu/jobs/cpu.cfs_quota_us": "150000\n", "/sys/fs/cgroup/cpu/jobs/cpu.cfs_period_us": "100000\n",
+                     "/sys/fs/cgroup/cpu/cpu.cfs_quota_us": "-1\n", "/sys/fs/cgroup/cpu/cpu.cfs_period_us": "100000\n"]
+        let v1 = CPUAllowance.quota(membership: "2:cpuacct:/\n1:cpu:/jobs/dctest\n0::/\n", mounts: hybrid) { files[$0] }
+        #expect(v1 == 0.5)
+        #expect(CPUAllowance.quota(membership: "1:cpu:/\n0::/\n", mounts: hybrid) { files[$0] } == nil)
+        let pure = "25 20 0:23 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+        let v2files = ["/sys/fs/cgroup/user.slice/app.scope/cpu.max": "max 100000\n", "/sys/fs/cgroup/user.slice/cpu.max": "250000 100000\n"]
+        #expect(CPUAllowance.quota(membership: "0::/user.slice/app.scope\n", mounts: pure) { v2files[$0] } == 2.5)
+        // A container sees its own subtree mounted at /sys/fs/cgroup, its path relative to it.
+        let container = "40 30 0:23 /docker/abc /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n"
+        #expect(CPUAllowance.quota(membership: "0::/docker/abc\n", mounts: container) { ["/sys/fs/cgroup/cpu.max": "150000 100000"][$0] } == 1.5)
     }
 
     /// The after-stop encoder continues the take's track: its wavefront (in the parameter

@@ -25,4 +25,10 @@ int dc_bind_abstract(const char *name);
 /* The calling thread's id (gettid), which setpriority(PRIO_PROCESS, ...) takes for one thread. */
 pid_t dc_thread_id(void);
 
+/* Puts every thread of this process whose CPU affinity is not `count` CPUs `cpus` back inside
+ * them (sched_setaffinity per thread of /proc/self/task); returns how many it moved, -1 when
+ * the threads cannot be listed. A library that pins its threads itself (x265, to NUMA nodes)
+ * leaves a mask the process was started in. */
+int dc_confine_threads(const int *cpus, int count);
+
 #endif

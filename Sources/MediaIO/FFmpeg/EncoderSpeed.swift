@@ -140,12 +140,25 @@ public enum EncoderSpeed {
         }
         guard var choice = LiveEncoderChoice(trials: trials, measured: true, rate: rate, cpus: cpus.wholeCPUs) else { return nil }
         choice.busy = others.cpus() >= busyCPUs
-        if let cache {
-            known[k] = Entry(trials: trials, measuredAt: now, libraries: libraryIdentity, busy: choice.busy)
-            try? FileManager.default.createDirectory(at: cache.deletingLastPathComponent(), withIntermediateDirectories: true)
-            if let data = try? JSONEncoder().encode(known) { try? data.write(to: cache, options: .atomic) }
-        }
+        if let cache { remember(Entry(trials: trials, measuredAt: now, libraries: libraryIdentity, busy: choice.busy), as: k, in: cache) }
         return choice
+    }
+
+    /// Adds `entry` to the table in `cache`, read again under a lock beside it: two dualcams
+    /// measuring at once each keep what the other measured (the last writer's table replaced
+    /// the other's whole).
+    static func remember(_ entry: Entry, as key: String, in cache: URL) {
+        let folder = cache.deletingLastPathComponent()
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let lock = open(folder.appendingPathComponent(".live-encoder.lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        if lock >= 0 { _ = try? systemCall { flock(lock, LOCK_EX) } }
+        defer { if lock >= 0 { close(lock) } }
+        var known: [String: Entry] = [:]
+        if let data = try? Data(contentsOf: cache), let table = try? JSONDecoder().decode([String: Entry].self, from: data) {
+            known = table
+        }
+        known[key] = entry
+        if let data = try? JSONEncoder().encode(known) { try? data.write(to: cache, options: .atomic) }
     }
 
     /// $XDG_CACHE_HOME/dualcam/live-encoder.json (~/.cache when unset). Not the earlier
@@ -153,7 +166,9 @@ public enum EncoderSpeed {
     /// one's table whole whenever it ran.
     public static var defaultCache: URL? {
         let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? env["HOME"].map { $0 + "/.cache" }
+        // A relative XDG_CACHE_HOME is to be ignored (the XDG base directory specification).
+        let base = env["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? env["HOME"].flatMap { $0.hasPrefix("/") ? $0 + "/.cache" : nil }
         return base.map { URL(fileURLWithPath: $0).appendingPathComponent("dualcam/live-encoder.json") }
     }
 }

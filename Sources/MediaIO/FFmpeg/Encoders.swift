@@ -138,6 +138,7 @@ public final class VideoEncoder: Encoder {
             if settings.encoder != "libx265" { c.pointee.thread_count = Int32(settings.threading.threads) }
             if let bitrate = settings.bitrate { c.pointee.bit_rate = Int64(bitrate) }
         }, options: Self.options(settings))
+        if settings.encoder == "libx265" { CPUAllowance.confineThreads() }
     }
 
     /// The private options of each encoder: libx265 and libx264 take `preset` and `crf`;
@@ -179,7 +180,15 @@ public final class VideoEncoder: Encoder {
             decodeTimes.correct(p.pointee.pts, &p.pointee.dts)
             try sink(p)
         }
+        // x265's pool threads pin themselves as they start, which may be after the open:
+        // by the first frames every one has.
+        if settings.encoder == "libx265" && framesSent < 3 {
+            framesSent += 1
+            CPUAllowance.confineThreads()
+        }
     }
+
+    private var framesSent = 0
 
     private var decodeTimes = DecodeTimes()
 

@@ -46,7 +46,7 @@ public struct StagePlan: Sendable, Equatable, Codable {
         let n = cpus.wholeCPUs
         return StagePlan(cpus: cpus, decoderThreads: inputs.map { decoderThreads(pixels: $0.width * $0.height, cpus: n) },
                          compositorThreads: compositorThreads(pixels: output.width * output.height, cpus: n),
-                         encoder: EncoderThreading(threads: n), liveCandidates: [],
+                         encoder: EncoderThreading(threads: n, wavefront: n > 1), liveCandidates: [],
                          intermediateThreads: intermediateThreads(cpus: n), afterStop: EncoderThreading(threads: n))
     }
 
@@ -57,7 +57,7 @@ public struct StagePlan: Sendable, Equatable, Codable {
         return StagePlan(cpus: cpus, decoderThreads: [], compositorThreads: compositorThreads(pixels: output.width * output.height, cpus: n),
                          encoder: candidates[0], liveCandidates: candidates,
                          intermediateThreads: intermediateThreads(cpus: n),
-                         afterStop: EncoderThreading(threads: n))
+                         afterStop: EncoderThreading(threads: n, wavefront: candidates[0].wavefront))
     }
 
     static func intermediateThreads(cpus n: Int) -> Int { min(16, n + n / 2) }

@@ -1,3 +1,4 @@
+import CLinuxCalls
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -44,6 +45,20 @@ public struct CPUAllowance: Sendable, Equatable, Codable {
         return text
     }
 
+    /// This process's when it was first asked (before any encoder pinned a thread of it).
+    public static let atStart = current()
+
+    /// Puts every thread of this process back inside the CPUs it started with, when those
+    /// are fewer than the machine's: x265 pins its pool to NUMA nodes itself, and under
+    /// `taskset -c 0` two of its threads ran on CPU 1. Nothing when the process may use them all
+    /// (x265's NUMA placement then stands). Returns how many threads were moved.
+    @discardableResult
+    public static func confineThreads() -> Int {
+        let start = atStart
+        guard start.allowed.count < start.online else { return 0 }
+        return Int(start.allowed.map(Int32.init).withUnsafeBufferPointer { dc_confine_threads($0.baseAddress, Int32($0.count)) })
+    }
+
     /// This process's, now.
     public static func current() -> CPUAllowance {
         let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
@@ -86,24 +101,65 @@ public struct CPUAllowance: Sendable, Equatable, Codable {
         return period > 0 ? quota / period : nil
     }
 
-    /// The tightest quota on the way from this process's cgroup to the root (v2), or the
-    /// v1 CFS quota; nil when none limits it.
-    static func cgroupQuota(root: String = "/sys/fs/cgroup") -> Double? {
+    /// The tightest CPU quota on the way from this process's cgroup to its hierarchy's root,
+    /// v2 (`cpu.max`) and v1 (`cpu.cfs_quota_us` over `cpu.cfs_period_us`) alike, wherever
+    /// their hierarchies are mounted (/proc/self/mountinfo: a host with both mounts v1's cpu
+    /// controller at /sys/fs/cgroup/cpu and v2 at /sys/fs/cgroup/unified); nil when none limits.
+    static func cgroupQuota() -> Double? {
         let membership = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? ""
+        let mounts = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        return quota(membership: membership, mounts: mounts) { try? String(contentsOfFile: $0, encoding: .utf8) }
+    }
+
+    /// `cgroupQuota` over given texts of /proc/self/cgroup and /proc/self/mountinfo, reading
+    /// files through `read` (a test gives its own).
+    static func quota(membership: String, mounts: String, read: (String) -> String?) -> Double? {
         var tightest: Double?
         func take(_ q: Double?) { if let q { tightest = min(tightest ?? q, q) } }
-        if let line = membership.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) {
-            var path = String(line.dropFirst(3))
+        for (folder, path, v2) in cgroupFolders(membership: membership, mounts: mounts) {
+            var relative = path
             while true {
-                take((try? String(contentsOfFile: root + path + "/cpu.max", encoding: .utf8)).flatMap(parseCPUMax))
-                if path == "/" || path.isEmpty { break }
-                path = (path as NSString).deletingLastPathComponent
+                let dir = folder + (relative == "/" ? "" : relative)
+                if v2 {
+                    take(read(dir + "/cpu.max").flatMap(parseCPUMax))
+                } else if let q = read(dir + "/cpu.cfs_quota_us").flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
+                          q > 0,
+                          let period = read(dir + "/cpu.cfs_period_us").flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
+                          period > 0 {
+                    take(q / period)
+                }
+                if relative == "/" || relative.isEmpty { break }
+                relative = (relative as NSString).deletingLastPathComponent
             }
         }
-        if let q = (try? String(contentsOfFile: root + "/cpu,cpuacct/cpu.cfs_quota_us", encoding: .utf8)).flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
-           q > 0, let p = (try? String(contentsOfFile: root + "/cpu,cpuacct/cpu.cfs_period_us", encoding: .utf8)).flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }), p > 0 {
-            take(q / p)
-        }
         return tightest
+    }
+
+    /// Where this process's CPU cgroup folders are: (the hierarchy's mount point, the
+    /// process's path in it, whether it is v2), for v2 and v1's cpu controller.
+    static func cgroupFolders(membership: String, mounts: String) -> [(String, String, Bool)] {
+        // mountinfo: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS
+        var v2Mount: (root: String, point: String)?
+        var cpuMount: (root: String, point: String)?
+        for line in mounts.split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            guard let dash = fields.firstIndex(of: "-"), dash >= 5, fields.count > dash + 3 else { continue }
+            let (root, point, type) = (fields[3], fields[4], fields[dash + 1])
+            if type == "cgroup2", v2Mount == nil { v2Mount = (root, point) }
+            if type == "cgroup", cpuMount == nil, fields[dash + 3].split(separator: ",").contains("cpu") { cpuMount = (root, point) }
+        }
+        var found: [(String, String, Bool)] = []
+        for line in membership.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3 else { continue }
+            let mount = parts[1].isEmpty ? v2Mount : (parts[1].split(separator: ",").contains("cpu") ? cpuMount : nil)
+            guard let mount else { continue }
+            // A mount of a subtree (a container's) shows paths below its root.
+            var path = parts[2]
+            if mount.root != "/", path.hasPrefix(mount.root) { path = String(path.dropFirst(mount.root.count)) }
+            if path.isEmpty { path = "/" }
+            found.append((mount.point, path, parts[1].isEmpty))
+        }
+        return found
     }
 }

@@ -20,7 +20,11 @@ package struct MachineSurvey {
         package var threading: String
         /// Whether it encodes the rate asked with the headroom a live take needs (1.2x).
         package var keepsUp: Bool
+        /// Measured by this run (false: remembered from an earlier one on this machine).
         package var measured: Bool
+        /// Measured while other programs kept the CPUs busy: that moment's figure (measured
+        /// again after ten minutes).
+        package var busy: Bool
     }
 
     package struct HardwareEncoder: Encodable, Sendable {
@@ -103,7 +107,8 @@ package struct MachineSurvey {
         return EncoderFigure(codec: codec.rawValue, encoder: settings.encoder, width: size.width, height: size.height,
                              fps: choice.map { ($0.fps * 10).rounded() / 10 },
                              threading: choice?.threading.text(for: settings.encoder) ?? "did not open",
-                             keepsUp: (choice?.fps ?? 0) >= Double(rate) * 1.2, measured: choice?.measured ?? false)
+                             keepsUp: (choice?.fps ?? 0) >= Double(rate) * 1.2, measured: choice?.measured ?? false,
+                             busy: choice?.busy ?? false)
     }
 
     /// What to change, one line each, where something will not keep up: never empty.
@@ -121,12 +126,19 @@ package struct MachineSurvey {
                                 f.fps ?? 0, Int(rate)) + (ways.isEmpty ? "" : "; " + ways.joined(separator: ", ")))
         }
         for f in slow where f.codec == "h264" {
-            lines.append(String(format: "H.264 at %dx%d encodes %.1f fps here: a take of that size cannot be encoded live at all; "
-                                + "record a smaller --size", f.width, f.height, f.fps ?? 0))
+            let fps = f.fps ?? 0
+            lines.append(fps < Double(rate)
+                ? String(format: "H.264 at %dx%d encodes %.1f fps here, under %d: at that size even the intermediate (H.264) "
+                         + "cannot keep up and frames are skipped; record a smaller --size", f.width, f.height, fps, Int(rate))
+                : String(format: "H.264 at %dx%d encodes %.1f fps here, little above %d: with the cameras' work beside it a take "
+                         + "of that size may fall behind, and the intermediate (H.264 too) with it", f.width, f.height, fps, Int(rate)))
         }
         if let q = cpus.quota, q < Double(cpus.allowed.count) {
             lines.append(String(format: "a CPU quota of %g limits this process to %d thread%@ at once: a larger quota is the "
                                 + "fastest change", q, cpus.wholeCPUs, cpus.wholeCPUs == 1 ? "" : "s"))
+        }
+        if let error = disk.writeError {
+            lines.append("\(disk.folder): \(error): a take cannot be written there; record elsewhere (-o PATH)")
         }
         if let speed = disk.writeMBPerSecond, speed * 60 < disk.intermediateMBPerMinute * 1.5 {
             lines.append(String(format: "%@ writes %.0f MB/s: the intermediate a busy take falls back on needs up to %.0f MB/s; "

@@ -102,6 +102,8 @@ extension RecordPlan {
             if let choice { stages.encoder = choice.threading }
         }
         video.threading = stages.encoder
+        // The pictures encoded after the stop continue the take's track: its wavefront.
+        stages.afterStop.wavefront = stages.encoder.wavefront
         self.stages = stages
         return choice
     }
