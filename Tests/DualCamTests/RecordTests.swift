@@ -75,6 +75,33 @@ import Testing
         #expect((second["plan"] as? [String: Any])?["live_encoder_measured"] as? Bool == false, "\(second)")
     }
 
+    /// `dualcam doctor` on this machine: the CPUs this process may use, each encoder measured
+    /// (six figures, HEVC and H.264 at three sizes, the first time all measured now), the
+    /// disk timed, advice given, one line of JSON its schema accepts; the next run measures
+    /// nothing. Here, one at a time: it keeps both CPUs busy for seconds.
+    @Test(.timeLimit(.minutes(3)))
+    func doctorSaysWhatThisMachineCanDo() throws {
+        let dir = try TempDir()
+        let cache = ["XDG_CACHE_HOME": dir.path("cache")]
+        let first = try run(Env.dualcam, ["doctor", "--json", "--folder", dir.url.path], environment: cache)
+        try #require(first.status == 0, "\(first.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any], "\(first.stdout)")
+        let cpus = CPUAllowance.current()
+        #expect(report["cpus_allowed"] as? [Int] == cpus.allowed && report["threads"] as? Int == cpus.wholeCPUs, "\(report)")
+        let encoders = try #require(report["encoders"] as? [[String: Any]])
+        #expect(encoders.count == 6 && encoders.allSatisfy { ($0["fps"] as? Double ?? 0) > 0 && $0["measured"] as? Bool == true },
+                "\(encoders)")
+        #expect(((report["disk"] as? [String: Any])?["write_mb_per_second"] as? Double ?? 0) > 0, "\(report)")
+        #expect(!(report["advice"] as? [String] ?? []).isEmpty)
+        try CommandLineTests.expectValid("doctor", [try CommandLineTests.saved(first.stdout, in: dir, as: "doctor.json")])
+        let again = try run(Env.dualcam, ["doctor", "--json", "--folder", dir.url.path], environment: cache)
+        let remembered = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
+        #expect((remembered["encoders"] as? [[String: Any]] ?? []).allSatisfy { $0["measured"] as? Bool == false }, "\(again.stdout)")
+        let text = try run(Env.dualcam, ["doctor", "--folder", dir.url.path], environment: cache)
+        #expect(text.status == 0 && text.stdout.contains("CPUs: ") && text.stdout.contains("HEVC  libx265: 1280x720 ")
+                && text.stdout.contains("advice: "), "\(text.stdout)")
+    }
+
     /// With no --audio, the microphone is ALSA's `default` device, which on a desktop is the
     /// sound server: a real PipeWire daemon (started headless by Tests/pipewire/scenario.sh),
     /// a tone playing into a virtual sink whose monitor is the default source. The tone is
