@@ -111,7 +111,7 @@ public enum EncoderSpeed {
     /// measured now (each for about `seconds`) and remembered. With `mayMeasure` false only
     /// a remembered choice is returned (nil when there is none).
     public static func choose(_ settings: VideoEncoderSettings, candidates: [EncoderThreading], cpus: CPUAllowance,
-                              rate: Double, cache: URL?, mayMeasure: Bool = true, seconds: Double = 1.2,
+                              rate: Double, steady: Bool = false, cache: URL?, mayMeasure: Bool = true, seconds: Double = 1.2,
                               now: Double = Date().timeIntervalSince1970) -> LiveEncoderChoice? {
         let k = key(settings, cpus: cpus)
         var known: [String: Entry] = [:]
@@ -123,7 +123,8 @@ public enum EncoderSpeed {
         if let entry = known[k], entry.libraries == libraryIdentity, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
            Set(entry.trials.map(\.threading)) == Set(candidates),
            entry.trials.allSatisfy({ $0.fps.isFinite && $0.fps >= 0.1 && $0.fps <= 100_000 }),
-           var best = LiveEncoderChoice(trials: entry.trials, measured: false, rate: rate, cpus: cpus.wholeCPUs),
+           var best = LiveEncoderChoice(trials: entry.trials, measured: false, rate: rate,
+                                        steady: steady && LiveEncoderChoice.steadyMatters(cpus: cpus.wholeCPUs)),
            !mayMeasure || (entry.busy ? now - entry.measuredAt < busyFigureAge
                                       : best.fps >= rate || now - entry.measuredAt < slowFigureAge) {
             best.busy = entry.busy
@@ -138,7 +139,8 @@ public enum EncoderSpeed {
             guard let fps = try? measure(s, seconds: seconds) else { continue }
             trials.append(Trial(threading: threading, fps: fps))
         }
-        guard var choice = LiveEncoderChoice(trials: trials, measured: true, rate: rate, cpus: cpus.wholeCPUs) else { return nil }
+        guard var choice = LiveEncoderChoice(trials: trials, measured: true, rate: rate,
+                                             steady: steady && LiveEncoderChoice.steadyMatters(cpus: cpus.wholeCPUs)) else { return nil }
         choice.busy = others.cpus() >= busyCPUs
         if let cache { remember(Entry(trials: trials, measuredAt: now, libraries: libraryIdentity, busy: choice.busy), as: k, in: cache) }
         return choice
@@ -173,15 +175,16 @@ public enum EncoderSpeed {
     }
 }
 
-/// The live encoder's configuration kept for this machine: the fastest measured, except on
-/// a machine of two or three CPUs, where one that holds the rate without the wavefront is
-/// kept before a faster one with it. There a busy neighbour takes half the machine, and the
-/// wavefront, whose rows wait on each other, collapses under it: on two cores beside two busy
-/// loops, 1080p x265 made 4.7-5.3 fps with it against 10-30 without, so a take fell back on the
-/// intermediate at once and a live one (`--encode live`) killed at 8 s kept under 4.5 s of
-/// picture; idle it was 52 fps with it and 45 without, both live. On more CPUs a neighbour
-/// takes a smaller share, and without the wavefront x265 is far slower (16 cores: 40 fps
-/// against 123).
+/// The live encoder's configuration kept for this machine: the fastest measured, except for a
+/// take encoded live (`--encode live`, a stream) on two or three CPUs, where one that holds
+/// the rate without the wavefront is kept before a faster one with it. There a busy neighbour
+/// takes half the machine, and the wavefront, whose rows wait on each other, collapses under
+/// it: on two cores beside two busy loops, 1080p x265 made 4.7-5.3 fps with it against 10-30
+/// without, and a live take killed at 8 s kept under 4.5 s of picture (5.6 s without). With
+/// the intermediate to fall back on (`--encode auto`) the fastest is kept: idle it is what
+/// keeps a take live (here 45-67 fps with the wavefront, 41-50 without: a take of two 1080p
+/// files fell behind at 6 s at 41). On more CPUs a neighbour takes a smaller share, and
+/// without the wavefront x265 is far slower (16 cores: 40 fps against 123).
 public struct LiveEncoderChoice: Sendable, Equatable {
     public var threading: EncoderThreading
     public var fps: Double
@@ -192,20 +195,20 @@ public struct LiveEncoderChoice: Sendable, Equatable {
     /// Measured while other programs kept the CPUs busy: the figures are that moment's.
     public var busy = false
 
-    /// Whether a machine of `cpus` keeps a configuration without the wavefront that holds
-    /// `rate` before a faster one with it.
-    public static func prefersWithoutWavefront(cpus: Int) -> Bool { cpus <= 3 }
+    /// Whether on `cpus` whole CPUs a steady configuration is worth some speed.
+    public static func steadyMatters(cpus: Int) -> Bool { cpus <= 3 }
 
-    /// The one of `trials` to keep for `rate` (what a live take needs, headroom included) on
-    /// `cpus` whole CPUs (the first of equals); nil when there is none.
-    init?(trials: [EncoderSpeed.Trial], measured: Bool, rate: Double, cpus: Int) {
+    /// The one of `trials` to keep for `rate` (what a live take needs, headroom included):
+    /// with `steady`, the fastest without the wavefront that holds it, else the fastest (the
+    /// first of equals); nil when there is none.
+    init?(trials: [EncoderSpeed.Trial], measured: Bool, rate: Double, steady: Bool) {
         func fastest(_ among: [EncoderSpeed.Trial]) -> EncoderSpeed.Trial? {
             guard var best = among.first else { return nil }
             for trial in among.dropFirst() where trial.fps > best.fps { best = trial }
             return best
         }
-        let steady = trials.filter { !$0.threading.wavefront && $0.fps >= rate }
-        guard let best = (Self.prefersWithoutWavefront(cpus: cpus) ? fastest(steady) : nil) ?? fastest(trials) else { return nil }
+        let held = trials.filter { !$0.threading.wavefront && $0.fps >= rate }
+        guard let best = (steady ? fastest(held) : nil) ?? fastest(trials) else { return nil }
         threading = best.threading
         fps = best.fps
         self.trials = trials

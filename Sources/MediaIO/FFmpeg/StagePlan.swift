@@ -51,9 +51,10 @@ public struct StagePlan: Sendable, Equatable, Codable {
     }
 
     /// A recording: the live encoder's candidates, the intermediate, the encoding after the stop.
-    public static func record(cpus: CPUAllowance, output: Size) -> StagePlan {
+    /// `steady`: the take is encoded live, with no intermediate to fall back on.
+    public static func record(cpus: CPUAllowance, output: Size, steady: Bool = false) -> StagePlan {
         let n = cpus.wholeCPUs
-        let candidates = liveCandidates(cpus: n)
+        let candidates = liveCandidates(cpus: n, steady: steady)
         return StagePlan(cpus: cpus, decoderThreads: [], compositorThreads: compositorThreads(pixels: output.width * output.height, cpus: n),
                          encoder: candidates[0], liveCandidates: candidates,
                          intermediateThreads: intermediateThreads(cpus: n),
@@ -67,17 +68,23 @@ public struct StagePlan: Sendable, Equatable, Codable {
     /// wavefront (the rows of a frame in parallel) is the fastest idle everywhere measured
     /// (ffmpeg CLI, raw 1080p: 49.5 fps against 43.7 without on 2 cores, 123 against 40 on
     /// 16), and on two or three CPUs x265 makes one frame thread, where a second beside the
-    /// wavefront made 51.1. But beside a busy neighbour the wavefront collapses (4.7 fps
-    /// against 10-30 on 2 cores): on two or three CPUs, where a neighbour takes half the
-    /// machine, the first is the one without it, with frame threads (`LiveEncoderChoice`
-    /// keeps it while it holds the rate).
-    public static func liveCandidates(cpus n: Int) -> [EncoderThreading] {
-        if n == 1 { return [EncoderThreading(threads: 1, wavefront: false), EncoderThreading(threads: 1, wavefront: true)] }
-        if n < 4 {
-            return [EncoderThreading(threads: n, frameThreads: 2, wavefront: false), EncoderThreading(threads: n, wavefront: true),
-                    EncoderThreading(threads: n, frameThreads: 2, wavefront: true)]
+    /// wavefront made 51.1. Beside a busy neighbour the wavefront collapses (4.7 fps against
+    /// 10-30 on 2 cores): `steady` (a take encoded live, where what the encoder cannot take is
+    /// lost) on two or three CPUs, where a neighbour takes half the machine, puts the one
+    /// without it, with frame threads, first (`LiveEncoderChoice` keeps it while it holds the
+    /// rate). With the intermediate to fall back on (`--encode auto`) speed comes first.
+    public static func liveCandidates(cpus n: Int, steady: Bool = false) -> [EncoderThreading] {
+        var candidates: [EncoderThreading]
+        if n == 1 {
+            candidates = [EncoderThreading(threads: 1, wavefront: true), EncoderThreading(threads: 1, wavefront: false)]
+        } else if n < 4 {
+            candidates = [EncoderThreading(threads: n, wavefront: true), EncoderThreading(threads: n, frameThreads: 2, wavefront: true),
+                          EncoderThreading(threads: n, frameThreads: 2, wavefront: false)]
+        } else {
+            return [EncoderThreading(threads: n, wavefront: true), EncoderThreading(threads: n, frameThreads: min(n, 4), wavefront: false)]
         }
-        return [EncoderThreading(threads: n, wavefront: true), EncoderThreading(threads: n, frameThreads: min(n, 4), wavefront: false)]
+        if steady, let without = candidates.firstIndex(where: { !$0.wavefront }) { candidates.insert(candidates.remove(at: without), at: 0) }
+        return candidates
     }
 
     /// The plan as lines for `--verbose`, `--dry-run` and `doctor`.

@@ -86,7 +86,10 @@ extension RecordPlan {
     /// remembered for this machine, or measured now (`mayMeasure`) when none is, or else the
     /// plan's first candidate. Returns the choice when there was one to make and it was made.
     package mutating func fit(to cpus: CPUAllowance, mayMeasure: Bool, cache: URL?) -> LiveEncoderChoice? {
-        var stages = StagePlan.record(cpus: cpus, output: video.size)
+        // Encoded live (no file, or --encode live: a stream forces it), what the encoder cannot
+        // take is lost: a configuration that holds up beside busy programs is worth some speed.
+        let steady = file == nil || encode == .live
+        var stages = StagePlan.record(cpus: cpus, output: video.size, steady: steady)
         if video.encoder != "libx265" {
             // x264 has one setting here, its thread count; any other encoder (a hardware one,
             // the VM tests' mpeg4) keeps its library's own choice.
@@ -97,7 +100,7 @@ extension RecordPlan {
         let software = video.encoder == "libx265" || video.encoder == "libx264"
         if software && (file != nil || outputs.contains { $0.needsEncoding }) {
             choice = EncoderSpeed.choose(video, candidates: stages.liveCandidates, cpus: cpus,
-                                         rate: 1.2 * Double(video.framesPerSecond), cache: cache,
+                                         rate: 1.2 * Double(video.framesPerSecond), steady: steady, cache: cache,
                                          mayMeasure: mayMeasure && !(file != nil && encode == .after))
             if let choice { stages.encoder = choice.threading }
         }
