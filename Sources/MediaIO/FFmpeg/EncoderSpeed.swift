@@ -114,13 +114,7 @@ public enum EncoderSpeed {
                               rate: Double, steady: Bool = false, cache: URL?, mayMeasure: Bool = true, seconds: Double = 1.2,
                               now: Double = Date().timeIntervalSince1970) -> LiveEncoderChoice? {
         let k = key(settings, cpus: cpus)
-        var known: [String: Entry] = [:]
-        // A table in another layout is read as empty: measured afresh.
-        if let cache, let data = try? Data(contentsOf: cache),
-           let table = try? JSONDecoder().decode([String: Entry].self, from: data) {
-            known = table
-        }
-        if let entry = known[k], entry.libraries == libraryIdentity, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
+        if let entry = table(in: cache)[k], entry.libraries == libraryIdentity, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
            Set(entry.trials.map(\.threading)) == Set(candidates),
            entry.trials.allSatisfy({ $0.fps.isFinite && $0.fps >= 0.1 && $0.fps <= 100_000 }),
            var best = LiveEncoderChoice(trials: entry.trials, measured: false, rate: rate,
@@ -146,6 +140,13 @@ public enum EncoderSpeed {
         return choice
     }
 
+    /// The remembered table; empty when there is none or it is in another layout (measured afresh).
+    static func table(in cache: URL?) -> [String: Entry] {
+        guard let cache, let data = try? Data(contentsOf: cache),
+              let table = try? JSONDecoder().decode([String: Entry].self, from: data) else { return [:] }
+        return table
+    }
+
     /// Adds `entry` to the table in `cache`, read again under a lock beside it: two dualcams
     /// measuring at once each keep what the other measured (the last writer's table replaced
     /// the other's whole).
@@ -155,10 +156,7 @@ public enum EncoderSpeed {
         let lock = open(folder.appendingPathComponent(".live-encoder.lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         if lock >= 0 { _ = try? systemCall { flock(lock, LOCK_EX) } }
         defer { if lock >= 0 { close(lock) } }
-        var known: [String: Entry] = [:]
-        if let data = try? Data(contentsOf: cache), let table = try? JSONDecoder().decode([String: Entry].self, from: data) {
-            known = table
-        }
+        var known = table(in: cache)
         known[key] = entry
         if let data = try? JSONEncoder().encode(known) { try? data.write(to: cache, options: .atomic) }
     }
