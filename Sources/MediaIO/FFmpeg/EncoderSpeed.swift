@@ -109,16 +109,17 @@ public enum EncoderSpeed {
 
     /// The fastest of `candidates` for `settings` on this machine, remembered in `cache`, or
     /// measured now (each for about `seconds`) and remembered. With `mayMeasure` false only
-    /// a remembered choice is returned (nil when there is none).
+    /// a remembered choice is returned (nil when there is none). `othersBusy`: other programs
+    /// keep the CPUs busy as the take starts (`LiveEncoderChoice`).
     public static func choose(_ settings: VideoEncoderSettings, candidates: [EncoderThreading], cpus: CPUAllowance,
-                              rate: Double, steady: Bool = false, cache: URL?, mayMeasure: Bool = true, seconds: Double = 1.2,
-                              now: Double = Date().timeIntervalSince1970) -> LiveEncoderChoice? {
+                              rate: Double, steady: Bool = false, othersBusy: Bool = false, cache: URL?, mayMeasure: Bool = true,
+                              seconds: Double = 1.2, now: Double = Date().timeIntervalSince1970) -> LiveEncoderChoice? {
         let k = key(settings, cpus: cpus)
+        let steady = steady && LiveEncoderChoice.steadyMatters(cpus: cpus.wholeCPUs)
         if let entry = table(in: cache)[k], entry.libraries == libraryIdentity, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
            Set(entry.trials.map(\.threading)) == Set(candidates),
            entry.trials.allSatisfy({ $0.fps.isFinite && $0.fps >= 0.1 && $0.fps <= 100_000 }),
-           var best = LiveEncoderChoice(trials: entry.trials, measured: false, rate: rate,
-                                        steady: steady && LiveEncoderChoice.steadyMatters(cpus: cpus.wholeCPUs)),
+           var best = LiveEncoderChoice(trials: entry.trials, measured: false, rate: rate, steady: steady, othersBusy: othersBusy),
            !mayMeasure || (entry.busy ? now - entry.measuredAt < busyFigureAge
                                       : best.fps >= rate || now - entry.measuredAt < slowFigureAge) {
             best.busy = entry.busy
@@ -133,8 +134,8 @@ public enum EncoderSpeed {
             guard let fps = try? measure(s, seconds: seconds) else { continue }
             trials.append(Trial(threading: threading, fps: fps))
         }
-        guard var choice = LiveEncoderChoice(trials: trials, measured: true, rate: rate,
-                                             steady: steady && LiveEncoderChoice.steadyMatters(cpus: cpus.wholeCPUs)) else { return nil }
+        guard var choice = LiveEncoderChoice(trials: trials, measured: true, rate: rate, steady: steady, othersBusy: othersBusy)
+        else { return nil }
         choice.busy = others.cpus() >= busyCPUs
         if let cache { remember(Entry(trials: trials, measuredAt: now, libraries: libraryIdentity, busy: choice.busy), as: k, in: cache) }
         return choice
@@ -192,23 +193,30 @@ public struct LiveEncoderChoice: Sendable, Equatable {
     public var measured: Bool
     /// Measured while other programs kept the CPUs busy: the figures are that moment's.
     public var busy = false
+    /// Kept for other programs keeping the CPUs busy as the take started.
+    public var keptForBusyMachine = false
 
     /// Whether on `cpus` whole CPUs a steady configuration is worth some speed.
     public static func steadyMatters(cpus: Int) -> Bool { cpus <= 3 }
 
     /// The one of `trials` to keep for `rate` (what a live take needs, headroom included):
-    /// with `steady`, the fastest without the wavefront that holds it, else the fastest (the
-    /// first of equals); nil when there is none.
-    init?(trials: [EncoderSpeed.Trial], measured: Bool, rate: Double, steady: Bool) {
+    /// with `steady`, the fastest without the wavefront that holds it, and with `othersBusy`
+    /// too the fastest without it whatever it made (the figures are an idle machine's: beside
+    /// the busy programs the wavefront's are the ones that collapse; a 2-CPU machine whose
+    /// no-wavefront figure was 30 fps kept the wavefront for 36, and a live take beside two
+    /// busy loops killed at 8 s kept no picture at all); else the fastest (the first of
+    /// equals). nil when there is none.
+    init?(trials: [EncoderSpeed.Trial], measured: Bool, rate: Double, steady: Bool, othersBusy: Bool = false) {
         func fastest(_ among: [EncoderSpeed.Trial]) -> EncoderSpeed.Trial? {
             guard var best = among.first else { return nil }
             for trial in among.dropFirst() where trial.fps > best.fps { best = trial }
             return best
         }
-        let held = trials.filter { !$0.threading.wavefront && $0.fps >= rate }
+        let held = trials.filter { !$0.threading.wavefront && ($0.fps >= rate || othersBusy) }
         guard let best = (steady ? fastest(held) : nil) ?? fastest(trials) else { return nil }
         threading = best.threading
         fps = best.fps
+        keptForBusyMachine = steady && othersBusy && !best.threading.wavefront && best.fps < rate
         self.trials = trials
         self.measured = measured
     }
@@ -216,13 +224,21 @@ public struct LiveEncoderChoice: Sendable, Equatable {
 
 /// The CPU time other programs take from the moment it is made: the machine's busy time
 /// (/proc/stat) less this process's own (getrusage), in CPUs.
-struct OtherProgramsLoad {
+package struct OtherProgramsLoad {
     private let start: (machine: Double, own: Double, wall: Double)?
 
-    init() { start = Self.sample() }
+    package init() { start = Self.sample() }
+
+    /// Whether other programs use at least `EncoderSpeed.busyCPUs` over the next `seconds`
+    /// (a sleep: /proc/stat counts in hundredths of a second).
+    package static func busyNow(over seconds: Double = 0.2) -> Bool {
+        let load = OtherProgramsLoad()
+        usleep(UInt32(seconds * 1e6))
+        return load.cpus() >= EncoderSpeed.busyCPUs
+    }
 
     /// CPUs' worth of time others used since `init`; 0 when it cannot be told.
-    func cpus() -> Double {
+    package func cpus() -> Double {
         guard let start, let end = Self.sample(), end.wall > start.wall else { return 0 }
         return max(0, (end.machine - start.machine) - (end.own - start.own)) / (end.wall - start.wall)
     }

@@ -99,8 +99,10 @@ extension RecordPlan {
         var choice: LiveEncoderChoice?
         let software = video.encoder == "libx265" || video.encoder == "libx264"
         if software && (file != nil || outputs.contains { $0.needsEncoding }) {
+            // A take encoded live on a machine others keep busy now: the idle figures mislead.
+            let othersBusy = steady && LiveEncoderChoice.steadyMatters(cpus: cpus.wholeCPUs) && OtherProgramsLoad.busyNow()
             choice = EncoderSpeed.choose(video, candidates: stages.liveCandidates, cpus: cpus,
-                                         rate: 1.2 * Double(video.framesPerSecond), steady: steady, cache: cache,
+                                         rate: 1.2 * Double(video.framesPerSecond), steady: steady, othersBusy: othersBusy, cache: cache,
                                          mayMeasure: mayMeasure && !(file != nil && encode == .after))
             if let choice { stages.encoder = choice.threading }
         }
