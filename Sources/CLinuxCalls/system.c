@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <dirent.h>
 #include <sched.h>
@@ -48,6 +49,13 @@ int dc_bind_abstract(const char *name) {
 
 pid_t dc_thread_id(void) {
     return (pid_t)syscall(SYS_gettid);
+}
+
+void dc_name_thread(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = 0;
+    prctl(PR_SET_NAME, shortened, 0, 0, 0);
 }
 
 int dc_confine_threads(const int *cpus, int count) {

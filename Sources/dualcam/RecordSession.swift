@@ -69,10 +69,16 @@ struct RecordSession {
             let trials = choice.trials.map { String(format: "%@ %.0f fps", $0.threading.text(for: plan.video.encoder), $0.fps) }
             lines.append("live encoder, " + (choice.measured ? "measured now" : "as measured before on this machine") + ": "
                          + trials.joined(separator: "; ") + "; kept: " + choice.threading.text(for: plan.video.encoder)
-                         + (choice.busy ? " (other programs kept the CPUs busy meanwhile: measured again in ten minutes)" : ""))
+                         + (choice.busy ? " (other programs kept the CPUs busy meanwhile: measured again in ten minutes)" : "")
+                         + (choice.keptForBusyMachine ? " (other programs keep the CPUs busy now: the one without the wavefront holds up beside them)" : ""))
         } else {
             lines.append("live encoder: not measured (the plan's first choice)")
         }
+        let base = ThreadPriority.processNiceness
+        lines.append(ThreadPriority.picturesMayBeRaised
+            ? "priorities: capture and composing at nice \(max(-20, base - ThreadPriority.pictureRaise)), the encoders at \(min(19, base + ThreadPriority.encoderNiceness))"
+            : "priorities: capture and composing at nice \(base) (the process's: above it needs root, CAP_SYS_NICE or an RLIMIT_NICE "
+              + "that allows it), the encoders at \(min(19, base + ThreadPriority.encoderNiceness))")
         return lines
     }
 

@@ -34,6 +34,50 @@ import Testing
         }
     }
 
+    /// The picture's threads (each source's capture thread, the composing one) run above the
+    /// process's level where that is permitted (root here: 10 above), the encoders' threads
+    /// (x265's, opened on a thread of their own, and the queue feeding them) 10 below it,
+    /// read from /proc while the take runs (x265's pool threads lower themselves 10 more); where
+    /// raising is not permitted the picture's stay at the process's level. No thread the take
+    /// starts runs above the picture's.
+    @Test(.timeLimit(.minutes(2)))
+    func thePicturesRunAboveTheEncoders() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit)
+        let picture: Int32 = geteuid() == 0 ? -10 : max(-10, min(0, 20 - Int32(clamping: min(limit.rlim_cur, 40))))
+        var threads: [(name: String, tid: Int32, nice: Int32)] = []
+        let r = try dualcam(["record", "--back", Self.back, "--front", Reference.front, "--skip-speed-check",
+                             "--duration", "2.5", "-o", dir.path("levels.mov")]) { p in
+            Thread.sleep(forTimeInterval: 1.5)
+            threads = Self.threadLevels(p.processIdentifier)
+            p.waitUntilExit()
+        }
+        #expect(r.status == 0, "\(r.stderr)")
+        let shown = threads.map { "\($0.name)(\($0.tid)) \($0.nice)" }.joined(separator: ", ")
+        let capture = threads.filter { $0.name == "dualcam-capture" }
+        #expect(capture.count == 2 && capture.allSatisfy { $0.nice == picture }, "\(shown)")
+        #expect(threads.first { $0.tid == threads.first?.tid }?.nice == picture, "the composing (main) thread: \(shown)")
+        let encoders = threads.filter { $0.name == "dualcam-encoder" || $0.name.hasPrefix("dualcam-lowere") }
+        #expect(encoders.count >= 3 && encoders.allSatisfy { $0.nice >= 10 } && encoders.contains { $0.nice == 10 }, "\(shown)")
+        #expect(threads.allSatisfy { $0.nice >= picture }, "\(shown)")
+    }
+
+    /// Every thread of `pid`: its name and nice value (/proc/PID/task/TID/stat, fields 2 and
+    /// 19), the main thread first.
+    static func threadLevels(_ pid: Int32) -> [(name: String, tid: Int32, nice: Int32)] {
+        let tids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap { Int32($0) }.sorted()
+        return tids.compactMap { tid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
+            let rest = stat[stat.index(after: close)...].split(separator: " ")
+            // After the name: state is field 3, so nice (field 19) is the 17th.
+            guard rest.count > 16, let nice = Int32(rest[16]) else { return nil }
+            return (String(stat[stat.index(after: open)..<close]), tid, nice)
+        }
+    }
+
     /// On an idle machine whose CPUs can encode HEVC in real time (this project's two cores
     /// can, in the configuration measured at the start) the take is encoded live: every slot
     /// its own frame, none skipped, nothing left to the intermediate or for after the stop.

@@ -25,6 +25,9 @@ int dc_bind_abstract(const char *name);
 /* The calling thread's id (gettid), which setpriority(PRIO_PROCESS, ...) takes for one thread. */
 pid_t dc_thread_id(void);
 
+/* Names the calling thread for the kernel (/proc, top -H, gdb): its first 15 bytes. */
+void dc_name_thread(const char *name);
+
 /* Puts every thread of this process whose CPU affinity is not `count` CPUs `cpus` back inside
  * them (sched_setaffinity per thread of /proc/self/task); returns how many it moved, -1 when
  * the threads cannot be listed. A library that pins its threads itself (x265, to NUMA nodes)

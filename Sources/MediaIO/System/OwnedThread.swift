@@ -1,3 +1,4 @@
+import CLinuxCalls
 import Foundation
 
 /// A thread its owner starts with a body and joins, with a time limit when it must not wait
@@ -12,6 +13,9 @@ public final class OwnedThread: @unchecked Sendable {
     public init(name: String, _ body: @escaping @Sendable () -> Void) {
         let ended = self.ended
         let thread = Thread {
+            // Named for the kernel too (Foundation keeps the name to itself here): top -H,
+            // /proc and a debugger show what each thread is. Threads it starts inherit it.
+            dc_name_thread(name)
             body()
             ended.signal()
         }

@@ -4,26 +4,68 @@ import Foundation
 import Glibc
 #endif
 
-/// The encoder's threads yield to the picture's. On Linux a nice value belongs to one thread
-/// and the threads it creates inherit it, so an encoder opened on a thread with a raised nice
-/// value has every worker its library starts (x265's frame threads, its pool, its lookahead)
-/// at that value, without any privilege. Raising it cannot be undone without one (RLIMIT_NICE
-/// is 0 by default): what must run at full priority later is opened on another thread.
+/// The picture's threads run above the process's other work and the encoders below it, each
+/// at a level set from the nice value the process started with (a `nice -n 5 dualcam` keeps
+/// its place among the user's programs). On Linux a nice value belongs to one thread and the
+/// threads it creates inherit it, so an encoder opened on a thread at the encoder's level has
+/// every worker its library starts (x265's frame threads, its pool, its lookahead) there,
+/// without any privilege. Going up again needs one (root, CAP_SYS_NICE or an RLIMIT_NICE
+/// that allows it, as a desktop's audio group often has): without it the picture's threads
+/// stay at the process's own level, and beside programs that keep every CPU busy they get
+/// the CPU no sooner than those do.
 public enum ThreadPriority {
-    /// How far below capture and composing the live encoder runs. Under two busy processes,
+    /// How far below the process's level the encoders run. Under two busy processes,
     /// x265 (wpp=0) makes 27 fps at nice 0, 8.6 at 5 and 3.6 at 10; at 10 the composing
     /// thread keeps its budget and what the encoder cannot take goes to the intermediate.
     public static let encoderNiceness: Int32 = 10
+    /// How far above the process's level the picture's threads (capture, composing, the
+    /// microphone) run where that is permitted. Beside two busy loops on two CPUs, at the
+    /// loops' level a 1080p file played as a camera was published up to 14 ms after its time
+    /// and its copy preempted for 10 ms, p99 14.7-31 ms; its work per frame is a few ms, so
+    /// running it first costs the rest of the machine little.
+    public static let pictureRaise: Int32 = 10
 
-    /// Raises the calling thread's nice value by `steps` (never lowers it). False when the
-    /// system refused, which only costs priority: the recording goes on.
-    @discardableResult
-    public static func lowerCurrentThread(by steps: Int32) -> Bool {
-        let tid = id_t(dc_thread_id())
+    /// The nice value the process started with: its main thread's, read before any thread
+    /// of it was moved (every change here reads this first).
+    public static let processNiceness: Int32 = {
         errno = 0
-        let now = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid)
-        guard errno == 0 else { return false }
-        return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, min(19, now + steps)) == 0
+        let value = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
+        return errno == 0 ? value : 0
+    }()
+
+    /// Puts the calling thread at the encoders' level (only ever down in priority, which
+    /// needs no privilege). False when the system refused, which only costs priority.
+    @discardableResult
+    public static func lowerCurrentThreadToEncoders() -> Bool {
+        let target = min(19, processNiceness + encoderNiceness)
+        return currentNiceness >= target || set(target)
+    }
+
+    /// Puts the calling thread at the picture's level, or as near it as it is permitted;
+    /// true when it is above the process's level.
+    @discardableResult
+    public static func raiseCurrentThreadForPictures() -> Bool {
+        let target = max(-20, processNiceness - pictureRaise)
+        if currentNiceness <= target || set(target) { return true }
+        // RLIMIT_NICE allows down to 20 - its value: part of the way is better than none.
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit) == 0 else { return false }
+        let floor = 20 - Int32(clamping: min(limit.rlim_cur, 40))
+        return floor < processNiceness && floor > target && set(floor)
+    }
+
+    /// Puts the calling thread back at the process's level (always permitted from above it).
+    public static func returnCurrentThreadToProcessLevel() {
+        if currentNiceness < processNiceness { set(processNiceness) }
+    }
+
+    /// Whether this process may run the picture's threads above its own level: what
+    /// `raiseCurrentThreadForPictures` would reach, told without moving any thread.
+    public static var picturesMayBeRaised: Bool {
+        if geteuid() == 0 { return true }
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit) == 0 else { return false }
+        return 20 - Int32(clamping: min(limit.rlim_cur, 40)) < processNiceness
     }
 
     /// The calling thread's nice value.
@@ -31,12 +73,23 @@ public enum ThreadPriority {
         getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(dc_thread_id()))
     }
 
-    /// Runs `body` on a thread of its own whose nice value is `steps` higher than the caller's,
-    /// and returns what it made: threads `body` starts keep that value for life.
-    public static func made<T>(lowerBy steps: Int32, _ body: @escaping @Sendable () throws(MediaError) -> T) throws(MediaError) -> T {
+    @discardableResult
+    private static func set(_ value: Int32) -> Bool {
+        _ = processNiceness
+        return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(dc_thread_id()), value) == 0
+    }
+
+    /// Runs `body` on a thread of its own at the encoders' level, and returns what it made:
+    /// threads `body` starts keep that level for life.
+    public static func madeAtEncoderLevel<T>(_ body: @escaping @Sendable () throws(MediaError) -> T) throws(MediaError) -> T {
+        try made(named: "dualcam-lowered", at: { lowerCurrentThreadToEncoders() }, body)
+    }
+
+    private static func made<T>(named name: String, at level: @escaping @Sendable () -> Bool,
+                                _ body: @escaping @Sendable () throws(MediaError) -> T) throws(MediaError) -> T {
         let box = ResultBox<T>()
-        let thread = OwnedThread(name: "dualcam-lowered") {
-            lowerCurrentThread(by: steps)
+        let thread = OwnedThread(name: name) {
+            _ = level()
             box.result = Result { () throws(MediaError) -> T in try body() }
         }
         thread.join()

@@ -119,7 +119,11 @@ final class SourceFeed: @unchecked Sendable {
     private var thread: OwnedThread?
 
     func start(_ captureLoop: @escaping @Sendable () -> Void) {
-        thread = OwnedThread(name: "dualcam-capture", captureLoop)
+        thread = OwnedThread(name: "dualcam-capture") {
+            // The converter's helper threads, started from here, keep the level too.
+            ThreadPriority.raiseCurrentThreadForPictures()
+            captureLoop()
+        }
     }
 
     func stop(timeout: Double) -> Bool {

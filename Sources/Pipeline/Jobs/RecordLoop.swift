@@ -57,6 +57,10 @@ final class RecordLoop {
     }
 
     func run() {
+        // Composing runs above the process's other work (and the compositor's helper thread,
+        // started from here at its first picture, with it); the stop's work after it does not.
+        ThreadPriority.raiseCurrentThreadForPictures()
+        defer { ThreadPriority.returnCurrentThreadToProcessLevel() }
         // The microphone runs from here: the file starts with the first picture taken after
         // this instant, so sound covers it from its first frame.
         opened.audio?.start()

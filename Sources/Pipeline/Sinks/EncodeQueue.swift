@@ -123,8 +123,9 @@ final class EncodeQueue: @unchecked Sendable {
         samplesPerFrame = Int(OutputAudio.sampleRate) / fps
         free.reserveCapacity(depth)
         queued.reserveCapacity(depth)
-        thread = OwnedThread(name: "dualcam-encoder") { [self] in
-            if lowered { ThreadPriority.lowerCurrentThread(by: ThreadPriority.encoderNiceness) }
+        // Not lowered, it hands frames to a sink that encodes on a thread of its own.
+        thread = OwnedThread(name: lowered ? "dualcam-encoder" : "dualcam-handover") { [self] in
+            if lowered { ThreadPriority.lowerCurrentThreadToEncoders() }
             encodeLoop()
         }
     }

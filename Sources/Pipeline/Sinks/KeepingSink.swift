@@ -165,7 +165,7 @@ final class BackgroundEncoder: @unchecked Sendable {
         self.file = file
         for _ in 0..<depth { free.append(try EncoderFrame(size: file.encoders.video.settings.size)) }
         thread = OwnedThread(name: "dualcam-encoder") { [self] in
-            ThreadPriority.lowerCurrentThread(by: ThreadPriority.encoderNiceness)
+            ThreadPriority.lowerCurrentThreadToEncoders()
             run()
         }
     }

@@ -43,7 +43,7 @@ final class RecordingFile: EncodedMovSink {
         // The encoders before the file: one that cannot open must not cost anything at OUT.
         // Opened below the picture's priority: the threads x265 starts keep it.
         let opening = settings
-        encoders = try ThreadPriority.made(lowerBy: ThreadPriority.encoderNiceness) { () throws(MediaError) in
+        encoders = try ThreadPriority.madeAtEncoderLevel { () throws(MediaError) in
             try OutputEncoders(settings: opening)
         }
         Self.removeAbandoned(besides: path)

@@ -88,6 +88,7 @@ final class LiveAudio: @unchecked Sendable {
     }
 
     private func captureLoop() {
+        ThreadPriority.raiseCurrentThreadForPictures()
         let period = capture.periodFrames
         let raw = UnsafeMutablePointer<Int16>.allocate(capacity: period * 2)
         defer { raw.deallocate() }
