@@ -89,6 +89,7 @@ struct Doctor: ParsableCommand {
         let m = r.machine
         var lines = ["CPUs: \(m.cpus.description), \(m.processor); work is planned for \(m.threads) thread\(m.threads == 1 ? "" : "s") at once"]
         let record = m.recordPlan, compose = m.composePlan
+        lines.append("priorities: " + ThreadPriority.summary)
         lines.append("record 1080p30 HEVC: compositor \(record.compositorThreads) thread\(record.compositorThreads == 1 ? "" : "s"); "
                      + "live libx265 \(record.encoder); intermediate libx264 \(record.intermediateThreads) thread"
                      + "\(record.intermediateThreads == 1 ? "" : "s"); after the stop libx265 \(record.afterStop)")

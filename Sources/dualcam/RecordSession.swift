@@ -74,11 +74,7 @@ struct RecordSession {
         } else {
             lines.append("live encoder: not measured (the plan's first choice)")
         }
-        let base = ThreadPriority.processNiceness
-        lines.append(ThreadPriority.picturesMayBeRaised
-            ? "priorities: capture and composing at nice \(max(-20, base - ThreadPriority.pictureRaise)), the encoders at \(min(19, base + ThreadPriority.encoderNiceness))"
-            : "priorities: capture and composing at nice \(base) (the process's: above it needs root, CAP_SYS_NICE or an RLIMIT_NICE "
-              + "that allows it), the encoders at \(min(19, base + ThreadPriority.encoderNiceness))")
+        lines.append("priorities: " + ThreadPriority.summary)
         return lines
     }
 

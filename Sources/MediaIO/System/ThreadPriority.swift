@@ -68,6 +68,15 @@ public enum ThreadPriority {
         return 20 - Int32(clamping: min(limit.rlim_cur, 40)) < processNiceness
     }
 
+    /// The levels a recording's threads run at, in a line.
+    public static var summary: String {
+        let encoders = min(19, processNiceness + encoderNiceness)
+        return picturesMayBeRaised
+            ? "capture and composing at nice \(max(-20, processNiceness - pictureRaise)), the encoders at \(encoders)"
+            : "capture and composing at nice \(processNiceness) (the process's: above it needs root, CAP_SYS_NICE or an "
+              + "RLIMIT_NICE that allows it), the encoders at \(encoders)"
+    }
+
     /// The calling thread's nice value.
     public static var currentNiceness: Int32 {
         getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(dc_thread_id()))

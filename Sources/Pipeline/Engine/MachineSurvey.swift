@@ -137,6 +137,12 @@ package struct MachineSurvey {
             lines.append(String(format: "a CPU quota of %g limits this process to %d thread%@ at once: a larger quota is the "
                                 + "fastest change", q, cpus.wholeCPUs, cpus.wholeCPUs == 1 ? "" : "s"))
         }
+        if !ThreadPriority.picturesMayBeRaised {
+            lines.append("capture and composing cannot run above other programs here: beside programs that keep every CPU busy "
+                         + "they wait their turn (composing p99 15-31 ms beside two busy loops on two cores, 7-11 where permitted); "
+                         + "an RLIMIT_NICE of 30 lets them (e.g. '@audio - nice -10' in /etc/security/limits.conf, for a user in "
+                         + "the audio group)")
+        }
         if let error = disk.writeError {
             lines.append("\(disk.folder): \(error): a take cannot be written there; record elsewhere (-o PATH)")
         }
