@@ -321,6 +321,9 @@ import Testing
         #expect(corrected([(0, -23_030_882_466)]) == [0])
         #expect(corrected([(0, 5_859_553_999_884_210_513), (1, 5_859_553_999_884_210_514)]) == [0, 1])
         #expect(corrected([(0, Int64.min)]) == [0])
+        // So far below that the difference overflows (CI of 2026-11-27: a crash).
+        #expect(corrected([(5, Int64.min + 3)]) == [5])
+        #expect(corrected([(0, -1), (1, -9_223_372_036_854_775_000)]) == [-1, 0])
         #expect(corrected([(0, -3), (1, -3), (2, 7)]) == [-3, -2, -1])
         #expect(corrected([(100, 100 - DecodeTimes.mostFramesEarly - 1)]) == [100])
     }

@@ -235,8 +235,11 @@ package struct DecodeTimes {
 
     package mutating func correct(_ presentation: Int64, _ decode: inout Int64) {
         guard presentation != AVCode.noPTS else { return }
-        let plausible = decode != AVCode.noPTS && decode <= presentation
-            && presentation - decode <= Self.mostFramesEarly && last.map { decode > $0 } ?? true
+        // The field is any number: the difference of two can overflow (a composition of a
+        // two-frame HEVC clip crashed on it).
+        let early = presentation.subtractingReportingOverflow(decode)
+        let plausible = decode != AVCode.noPTS && decode <= presentation && !early.overflow
+            && early.partialValue <= Self.mostFramesEarly && last.map { decode > $0 } ?? true
         if !plausible { decode = last.map { $0 + 1 } ?? presentation }
         last = decode
     }
