@@ -62,10 +62,21 @@ public enum ThreadPriority {
     /// Whether this process may run the picture's threads above its own level: what
     /// `raiseCurrentThreadForPictures` would reach, told without moving any thread.
     public static var picturesMayBeRaised: Bool {
-        if geteuid() == 0 { return true }
+        if mayRaiseAnyThread { return true }
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit) == 0 else { return false }
         return 20 - Int32(clamping: min(limit.rlim_cur, 40)) < processNiceness
+    }
+
+    /// CAP_SYS_NICE in effect (root has it, but not in a container that drops it: Docker's
+    /// default set does).
+    static var mayRaiseAnyThread: Bool {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+              let effective = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return geteuid() == 0 }
+        let capSysNice: UInt64 = 23
+        return effective & (1 << capSysNice) != 0
     }
 
     /// The levels a recording's threads run at, in a line.
