@@ -21,9 +21,11 @@ public enum ThreadPriority {
     /// How far above the process's level the picture's threads (capture, composing, the
     /// microphone) run where that is permitted. Beside two busy loops on two CPUs, at the
     /// loops' level a 1080p file played as a camera was published up to 14 ms after its time
-    /// and its copy preempted for 10 ms, p99 14.7-31 ms; its work per frame is a few ms, so
-    /// running it first costs the rest of the machine little.
-    public static let pictureRaise: Int32 = 10
+    /// and its copy preempted for 10 ms: composing p99 14.7-16.3 ms here, 31 ms in CI; 5 above
+    /// them, 10.1-12.5; 10 above, 7.3-10.9, but there the picture's work, where it is heavy
+    /// (ThreadSanitizer's build), starved the intermediate's encoder at the process's level
+    /// until frames were skipped (a 2 s take kept 51 frames for 1.98 s of sound, 3 runs of 3).
+    public static let pictureRaise: Int32 = 5
 
     /// The nice value the process started with: its main thread's, read before any thread
     /// of it was moved (every change here reads this first).
@@ -88,6 +90,18 @@ public enum ThreadPriority {
               + "RLIMIT_NICE that allows it), the encoders at \(encoders)"
     }
 
+    /// Puts each thread of this process named `name` whose nice value is below `level` at it.
+    private static func lowerThreads(named name: String, to level: Int32) {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for tid in tasks.compactMap({ id_t($0) }) {
+            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8),
+                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == name else { continue }
+            errno = 0
+            let now = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid)
+            if errno == 0 && now < level { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, level) }
+        }
+    }
+
     /// The calling thread's nice value.
     public static var currentNiceness: Int32 {
         getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(dc_thread_id()))
@@ -99,18 +113,20 @@ public enum ThreadPriority {
         return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(dc_thread_id()), value) == 0
     }
 
-    /// Runs `body` on a thread of its own at the encoders' level, and returns what it made:
-    /// threads `body` starts keep that level for life.
+    /// Runs `body` (an encoder's opening) on a thread of its own, and returns what it made,
+    /// with every thread it started at the encoders' level for life. Opened at the process's
+    /// level, then each thread it started still above the encoders' put there: x265 lowers its
+    /// pool's threads 10 below their creator's itself (`nice(10)` as each starts), so an x265
+    /// opened at the encoders' level had its pool at 19, weight 15 against a busy program's
+    /// 1024, and beside two busy loops a live take killed at 8 s kept 0-0.9 s of picture. A
+    /// pool thread that lowers itself only after this has looked ends at 19, as before.
     public static func madeAtEncoderLevel<T>(_ body: @escaping @Sendable () throws(MediaError) -> T) throws(MediaError) -> T {
-        try made(named: "dualcam-lowered", at: { lowerCurrentThreadToEncoders() }, body)
-    }
-
-    private static func made<T>(named name: String, at level: @escaping @Sendable () -> Bool,
-                                _ body: @escaping @Sendable () throws(MediaError) -> T) throws(MediaError) -> T {
+        let name = "dualcam-encopen"
         let box = ResultBox<T>()
         let thread = OwnedThread(name: name) {
-            _ = level()
+            returnCurrentThreadToProcessLevel()
             box.result = Result { () throws(MediaError) -> T in try body() }
+            lowerThreads(named: name, to: min(19, processNiceness + encoderNiceness))
         }
         thread.join()
         return try box.result!.get()

@@ -139,8 +139,8 @@ package struct MachineSurvey {
         }
         if !ThreadPriority.picturesMayBeRaised {
             lines.append("capture and composing cannot run above other programs here: beside programs that keep every CPU busy "
-                         + "they wait their turn (composing p99 15-31 ms beside two busy loops on two cores, 7-11 where permitted); "
-                         + "an RLIMIT_NICE of 30 lets them (e.g. '@audio - nice -10' in /etc/security/limits.conf, for a user in "
+                         + "they wait their turn (composing p99 15-31 ms beside two busy loops on two cores, 10-13 where permitted); "
+                         + "an RLIMIT_NICE of 25 lets them (e.g. '@audio - nice -5' in /etc/security/limits.conf, for a user in "
                          + "the audio group)")
         }
         if let error = disk.writeError {
