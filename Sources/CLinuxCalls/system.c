@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <dirent.h>
 #include <sched.h>
@@ -58,24 +59,58 @@ void dc_name_thread(const char *name) {
     prctl(PR_SET_NAME, shortened, 0, 0, 0);
 }
 
+/* Calls `act` on every thread of this process; returns how many it said it changed (1), -1
+ * when the threads cannot be listed. */
+static int for_each_thread(int (*act)(pid_t tid, const void *context), const void *context) {
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return -1;
+    int changed = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks))) {
+        char *end;
+        long tid = strtol(entry->d_name, &end, 10);
+        if (*end != '\0' || tid <= 0) continue;
+        changed += act((pid_t)tid, context);
+    }
+    closedir(tasks);
+    return changed;
+}
+
+static int confine(pid_t tid, const void *context) {
+    const cpu_set_t *wanted = context;
+    cpu_set_t now;
+    if (sched_getaffinity(tid, sizeof now, &now) != 0 || CPU_EQUAL(&now, wanted)) return 0;
+    return sched_setaffinity(tid, sizeof *wanted, wanted) == 0;
+}
+
 int dc_confine_threads(const int *cpus, int count) {
     cpu_set_t wanted;
     CPU_ZERO(&wanted);
     for (int i = 0; i < count; i++) {
         if (cpus[i] >= 0 && cpus[i] < CPU_SETSIZE) CPU_SET(cpus[i], &wanted);
     }
-    DIR *tasks = opendir("/proc/self/task");
-    if (!tasks) return -1;
-    int moved = 0;
-    struct dirent *entry;
-    while ((entry = readdir(tasks))) {
-        char *end;
-        long tid = strtol(entry->d_name, &end, 10);
-        if (*end != '\0' || tid <= 0) continue;
-        cpu_set_t now;
-        if (sched_getaffinity((pid_t)tid, sizeof now, &now) != 0 || CPU_EQUAL(&now, &wanted)) continue;
-        if (sched_setaffinity((pid_t)tid, sizeof wanted, &wanted) == 0) moved++;
-    }
-    closedir(tasks);
-    return moved;
+    return for_each_thread(confine, &wanted);
+}
+
+struct lowering { const char *name; int level; };
+
+static int lower(pid_t tid, const void *context) {
+    const struct lowering *wanted = context;
+    char path[64], comm[32] = {0};
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
+    fclose(f);
+    comm[strcspn(comm, "\n")] = 0;
+    if (strcmp(comm, wanted->name) != 0) return 0;
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (errno != 0 || now >= wanted->level) return 0;
+    return setpriority(PRIO_PROCESS, (id_t)tid, wanted->level) == 0;
+}
+
+int dc_lower_threads_named(const char *name, int level) {
+    struct lowering wanted = { name, level };
+    return for_each_thread(lower, &wanted);
 }

@@ -34,4 +34,8 @@ void dc_name_thread(const char *name);
  * leaves a mask the process was started in. */
 int dc_confine_threads(const int *cpus, int count);
 
+/* Puts every thread of this process named `name` whose nice value is below `level` at it;
+ * returns how many it moved, -1 when the threads cannot be listed. */
+int dc_lower_threads_named(const char *name, int level);
+
 #endif

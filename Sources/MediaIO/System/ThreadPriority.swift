@@ -35,25 +35,26 @@ public enum ThreadPriority {
         return errno == 0 ? value : 0
     }()
 
+    /// The encoders' nice value.
+    static var encoderLevel: Int32 { min(19, processNiceness + encoderNiceness) }
+    /// The picture's nice value where it may be raised all the way.
+    static var pictureLevel: Int32 { max(-20, processNiceness - pictureRaise) }
+
     /// Puts the calling thread at the encoders' level (only ever down in priority, which
     /// needs no privilege). False when the system refused, which only costs priority.
     @discardableResult
     public static func lowerCurrentThreadToEncoders() -> Bool {
-        let target = min(19, processNiceness + encoderNiceness)
-        return currentNiceness >= target || set(target)
+        currentNiceness >= encoderLevel || set(encoderLevel)
     }
 
     /// Puts the calling thread at the picture's level, or as near it as it is permitted;
     /// true when it is above the process's level.
     @discardableResult
     public static func raiseCurrentThreadForPictures() -> Bool {
-        let target = max(-20, processNiceness - pictureRaise)
-        if currentNiceness <= target || set(target) { return true }
-        // RLIMIT_NICE allows down to 20 - its value: part of the way is better than none.
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit) == 0 else { return false }
-        let floor = 20 - Int32(clamping: min(limit.rlim_cur, 40))
-        return floor < processNiceness && floor > target && set(floor)
+        if currentNiceness <= pictureLevel || set(pictureLevel) { return true }
+        // Part of the way is better than none.
+        guard let floor = rlimitFloor else { return false }
+        return floor < processNiceness && floor > pictureLevel && set(floor)
     }
 
     /// Puts the calling thread back at the process's level (always permitted from above it).
@@ -65,9 +66,14 @@ public enum ThreadPriority {
     /// `raiseCurrentThreadForPictures` would reach, told without moving any thread.
     public static var picturesMayBeRaised: Bool {
         if mayRaiseAnyThread { return true }
+        return rlimitFloor.map { $0 < processNiceness } ?? false
+    }
+
+    /// The lowest nice value RLIMIT_NICE lets an unprivileged thread take (20 - its value).
+    private static var rlimitFloor: Int32? {
         var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit) == 0 else { return false }
-        return 20 - Int32(clamping: min(limit.rlim_cur, 40)) < processNiceness
+        guard getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit) == 0 else { return nil }
+        return 20 - Int32(clamping: min(limit.rlim_cur, 40))
     }
 
     /// CAP_SYS_NICE in effect (root has it, but not in a container that drops it: Docker's
@@ -83,23 +89,10 @@ public enum ThreadPriority {
 
     /// The levels a recording's threads run at, in a line.
     public static var summary: String {
-        let encoders = min(19, processNiceness + encoderNiceness)
-        return picturesMayBeRaised
-            ? "capture and composing at nice \(max(-20, processNiceness - pictureRaise)), the encoders at \(encoders)"
+        picturesMayBeRaised
+            ? "capture and composing at nice \(pictureLevel), the encoders at \(encoderLevel)"
             : "capture and composing at nice \(processNiceness) (the process's: above it needs root, CAP_SYS_NICE or an "
-              + "RLIMIT_NICE that allows it), the encoders at \(encoders)"
-    }
-
-    /// Puts each thread of this process named `name` whose nice value is below `level` at it.
-    private static func lowerThreads(named name: String, to level: Int32) {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        for tid in tasks.compactMap({ id_t($0) }) {
-            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8),
-                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == name else { continue }
-            errno = 0
-            let now = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid)
-            if errno == 0 && now < level { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, level) }
-        }
+              + "RLIMIT_NICE that allows it), the encoders at \(encoderLevel)"
     }
 
     /// The calling thread's nice value.
@@ -126,7 +119,7 @@ public enum ThreadPriority {
         let thread = OwnedThread(name: name) {
             returnCurrentThreadToProcessLevel()
             box.result = Result { () throws(MediaError) -> T in try body() }
-            lowerThreads(named: name, to: min(19, processNiceness + encoderNiceness))
+            dc_lower_threads_named(name, encoderLevel)
         }
         thread.join()
         return try box.result!.get()
