@@ -2,6 +2,7 @@
 #include "CLinuxCalls.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
@@ -92,10 +93,8 @@ int dc_confine_threads(const int *cpus, int count) {
     return for_each_thread(confine, &wanted);
 }
 
-struct lowering { const char *name; int level; };
-
-static int lower(pid_t tid, const void *context) {
-    const struct lowering *wanted = context;
+/* Whether thread `tid` of this process is named `name` (its comm). */
+static int is_named(pid_t tid, const char *name) {
     char path[64], comm[32] = {0};
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
     FILE *f = fopen(path, "re");
@@ -103,14 +102,41 @@ static int lower(pid_t tid, const void *context) {
     if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
     fclose(f);
     comm[strcspn(comm, "\n")] = 0;
-    if (strcmp(comm, wanted->name) != 0) return 0;
+    return strcmp(comm, name) == 0;
+}
+
+/* `from` INT_MIN: every thread of the name below `to` in nice value (above it in priority);
+ * else those at exactly `from`. */
+struct moving { const char *name; int from; int to; };
+
+static int move(pid_t tid, const void *context) {
+    const struct moving *wanted = context;
+    if (!is_named(tid, wanted->name)) return 0;
     errno = 0;
     int now = getpriority(PRIO_PROCESS, (id_t)tid);
-    if (errno != 0 || now >= wanted->level) return 0;
-    return setpriority(PRIO_PROCESS, (id_t)tid, wanted->level) == 0;
+    if (errno != 0) return 0;
+    if (wanted->from == INT_MIN ? now >= wanted->to : now != wanted->from) return 0;
+    return setpriority(PRIO_PROCESS, (id_t)tid, wanted->to) == 0;
+}
+
+static int count(pid_t tid, const void *context) {
+    const struct moving *wanted = context;
+    if (!is_named(tid, wanted->name)) return 0;
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, (id_t)tid);
+    return errno == 0 && now == wanted->from;
+}
+
+int dc_count_threads_named_at(const char *name, int level) {
+    struct moving wanted = { name, level, level };
+    return for_each_thread(count, &wanted);
+}
+
+int dc_move_threads_named(const char *name, int from, int to) {
+    struct moving wanted = { name, from, to };
+    return for_each_thread(move, &wanted);
 }
 
 int dc_lower_threads_named(const char *name, int level) {
-    struct lowering wanted = { name, level };
-    return for_each_thread(lower, &wanted);
+    return dc_move_threads_named(name, INT_MIN, level);
 }

@@ -38,9 +38,10 @@ import Testing
     /// process's level where that is permitted (root here: 5 above), the encoders' threads
     /// (x265's, opened on a thread of their own, and the queue feeding them) 10 below it,
     /// read from /proc while the take runs (x265's pool among them: it lowers itself 10 more,
-    /// and was at 19); where
-    /// raising is not permitted the picture's stay at the process's level. No thread the take
-    /// starts runs above the picture's.
+    /// and was at 19); where raising is not permitted the picture's stay at the process's
+    /// level. A take encoded live (no intermediate behind its encoder) has every encoder
+    /// thread, the pool's too, at the process's level where the picture's are above it (the
+    /// pool had stayed 10 below). No thread a take starts runs above the picture's.
     @Test(.timeLimit(.minutes(2)))
     func thePicturesRunAboveTheEncoders() throws {
         try Env.requireFFmpegTools()
@@ -51,21 +52,24 @@ import Testing
         var limit = rlimit()
         getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit)
         let picture: Int32 = (try #require(capEff)) & (1 << 23) != 0 ? -5 : max(-5, min(0, 20 - Int32(clamping: min(limit.rlim_cur, 40))))
-        var threads: [(name: String, tid: Int32, nice: Int32)] = []
-        let r = try dualcam(["record", "--back", Self.back, "--front", Reference.front, "--skip-speed-check",
-                             "--duration", "2.5", "-o", dir.path("levels.mov")]) { p in
-            Thread.sleep(forTimeInterval: 1.5)
-            threads = Self.threadLevels(p.processIdentifier)
-            p.waitUntilExit()
+        for live in [false, true] {
+            var threads: [(name: String, tid: Int32, nice: Int32)] = []
+            let r = try dualcam(["record", "--back", Self.back, "--front", Reference.front, "--skip-speed-check",
+                                 "--duration", "2.5", "-o", dir.path("levels-\(live).mov")] + (live ? ["--encode", "live"] : [])) { p in
+                Thread.sleep(forTimeInterval: 1.5)
+                threads = Self.threadLevels(p.processIdentifier)
+                p.waitUntilExit()
+            }
+            #expect(r.status == 0, "\(r.stderr)")
+            let shown = threads.map { "\($0.name)(\($0.tid)) \($0.nice)" }.joined(separator: ", ")
+            let capture = threads.filter { $0.name == "dualcam-capture" }
+            #expect(capture.count == 2 && capture.allSatisfy { $0.nice == picture }, "\(shown)")
+            #expect(threads.first { $0.tid == threads.first?.tid }?.nice == picture, "the composing (main) thread: \(shown)")
+            let encoders = threads.filter { $0.name == "dualcam-encoder" || $0.name == "dualcam-encopen" }
+            let level: Int32 = live && picture < 0 ? 0 : 10
+            #expect(encoders.count >= 3 && encoders.allSatisfy { $0.nice == level }, "live \(live): \(shown)")
+            #expect(threads.allSatisfy { $0.nice >= picture }, "\(shown)")
         }
-        #expect(r.status == 0, "\(r.stderr)")
-        let shown = threads.map { "\($0.name)(\($0.tid)) \($0.nice)" }.joined(separator: ", ")
-        let capture = threads.filter { $0.name == "dualcam-capture" }
-        #expect(capture.count == 2 && capture.allSatisfy { $0.nice == picture }, "\(shown)")
-        #expect(threads.first { $0.tid == threads.first?.tid }?.nice == picture, "the composing (main) thread: \(shown)")
-        let encoders = threads.filter { $0.name == "dualcam-encoder" || $0.name == "dualcam-encopen" }
-        #expect(encoders.count >= 3 && encoders.allSatisfy { $0.nice >= 10 } && encoders.filter { $0.nice == 10 }.count >= 3, "\(shown)")
-        #expect(threads.allSatisfy { $0.nice >= picture }, "\(shown)")
     }
 
     /// Every thread of `pid`: its name and nice value (/proc/PID/task/TID/stat, fields 2 and

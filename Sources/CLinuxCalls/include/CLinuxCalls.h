@@ -38,4 +38,11 @@ int dc_confine_threads(const int *cpus, int count);
  * returns how many it moved, -1 when the threads cannot be listed. */
 int dc_lower_threads_named(const char *name, int level);
 
+/* How many threads named `name` run at nice `level`. */
+int dc_count_threads_named_at(const char *name, int level);
+
+/* Puts every thread named `name` at nice `from` at `to` (up in priority needs a privilege);
+ * returns how many it moved. */
+int dc_move_threads_named(const char *name, int from, int to);
+
 #endif

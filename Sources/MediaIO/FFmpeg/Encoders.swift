@@ -111,6 +111,13 @@ public struct VideoEncoderSettings: Sendable {
     /// recording falls back to hands each frame on at once.
     public var lowLatency = false
     public init() {}
+
+    /// The threads x265's pool starts (each lowers itself 10 below its creator): `pools=N`
+    /// makes N, its default one per CPU online, 64 at most; none for the other encoders.
+    public var poolThreads: Int {
+        guard encoder == "libx265" else { return 0 }
+        return threading.threads > 0 ? threading.threads : min(64, ProcessInfo.processInfo.processorCount)
+    }
 }
 
 /// HEVC or H.264 (software or NVENC) in BT.709 limited range, constant frame rate. Frames are composed into `canvas`

@@ -35,16 +35,27 @@ public enum ThreadPriority {
         return errno == 0 ? value : 0
     }()
 
-    /// The encoders' nice value.
+    /// The nice value of an encoder an intermediate stands behind (what it cannot take waits
+    /// there, so it may yield to every other program).
     static var encoderLevel: Int32 { min(19, processNiceness + encoderNiceness) }
+    /// The nice value of the encoder of a take with no intermediate (`--encode live`): what it
+    /// cannot take is skipped, so it competes with other programs at the process's level
+    /// wherever the picture's threads can still be put above it. Killed at 8 s beside two busy
+    /// loops, a live take with its encoder at the encoders' level kept 4.4-4.8 s of picture;
+    /// at the process's level (its pool too) it kept up (7.0 s), and beside six kept 6.1-6.6 s.
+    static var liveEncoderLevel: Int32 { picturesMayBeRaised ? processNiceness : encoderLevel }
+
+    /// `live`: the take's own encoder, with no intermediate behind it.
+    static func encoderLevel(live: Bool) -> Int32 { live ? liveEncoderLevel : encoderLevel }
     /// The picture's nice value where it may be raised all the way.
     static var pictureLevel: Int32 { max(-20, processNiceness - pictureRaise) }
 
     /// Puts the calling thread at the encoders' level (only ever down in priority, which
     /// needs no privilege). False when the system refused, which only costs priority.
     @discardableResult
-    public static func lowerCurrentThreadToEncoders() -> Bool {
-        currentNiceness >= encoderLevel || set(encoderLevel)
+    public static func lowerCurrentThreadToEncoders(live: Bool = false) -> Bool {
+        let level = encoderLevel(live: live)
+        return currentNiceness >= level || set(level)
     }
 
     /// Puts the calling thread at the picture's level, or as near it as it is permitted;
@@ -90,7 +101,8 @@ public enum ThreadPriority {
     /// The levels a recording's threads run at, in a line.
     public static var summary: String {
         picturesMayBeRaised
-            ? "capture and composing at nice \(pictureLevel), the encoders at \(encoderLevel)"
+            ? "capture and composing at nice \(pictureLevel), the encoders at \(encoderLevel) (\(liveEncoderLevel) with no "
+              + "intermediate behind them)"
             : "capture and composing at nice \(processNiceness) (the process's: above it needs root, CAP_SYS_NICE or an "
               + "RLIMIT_NICE that allows it), the encoders at \(encoderLevel)"
     }
@@ -107,19 +119,28 @@ public enum ThreadPriority {
     }
 
     /// Runs `body` (an encoder's opening) on a thread of its own, and returns what it made,
-    /// with every thread it started at the encoders' level for life. Opened at the process's
-    /// level, then each thread it started still above the encoders' put there: x265 lowers its
-    /// pool's threads 10 below their creator's itself (`nice(10)` as each starts), so an x265
-    /// opened at the encoders' level had its pool at 19, weight 15 against a busy program's
-    /// 1024, and beside two busy loops a live take killed at 8 s kept 0-0.9 s of picture. A
-    /// pool thread that lowers itself only after this has looked ends at 19, as before.
-    public static func madeAtEncoderLevel<T>(_ body: @escaping @Sendable () throws(MediaError) -> T) throws(MediaError) -> T {
-        let name = "dualcam-encopen"
+    /// with every thread it started at the encoders' level for life (`live`: at
+    /// `liveEncoderLevel`). Opened at the process's level, then each thread it started put
+    /// there. x265 lowers each of its pool's `poolThreads` threads 10 below its creator as it
+    /// starts (`nice(10)`): opened at the encoders' level its pool ran at 19, weight 15 against
+    /// a busy program's 1024, and a live take beside two busy loops killed at 8 s kept 0-0.9 s
+    /// of picture; left 10 below a live encoder, its lookahead held the take's picture 2-3 s
+    /// behind the file beside six (it decides each frame's type). So the pool is waited for
+    /// (under load a thread starts late), or it would lower itself after it was put in place.
+    public static func madeAtEncoderLevel<T>(live: Bool = false, poolThreads: Int = 0,
+                                            _ body: @escaping @Sendable () throws(MediaError) -> T) throws(MediaError) -> T {
+        let name = "dualcam-encopen", level = encoderLevel(live: live)
         let box = ResultBox<T>()
         let thread = OwnedThread(name: name) {
             returnCurrentThreadToProcessLevel()
             box.result = Result { () throws(MediaError) -> T in try body() }
-            dc_lower_threads_named(name, encoderLevel)
+            let poolLevel = min(19, processNiceness + 10)
+            let waitingUntil = monotonicNow() + 0.5
+            while poolThreads > 0, dc_count_threads_named_at(name, poolLevel) < poolThreads, monotonicNow() < waitingUntil {
+                usleep(2_000)
+            }
+            if level < poolLevel { dc_move_threads_named(name, poolLevel, level) }
+            dc_lower_threads_named(name, level)
         }
         thread.join()
         return try box.result!.get()

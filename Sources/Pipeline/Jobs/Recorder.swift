@@ -148,10 +148,11 @@ package final class Recorder: Sendable {
                 let takeID = Intermediate.newTakeID()
                 var named = plan.metadata
                 named.comment = Intermediate.takeTag(takeID)
+                let live = encodeMode(near: path) == .live
                 let opened = try RecordingFile(path: path, overwrite: plan.overwrite, video: plan.video,
-                                               metadata: named, claim: claim)
+                                               metadata: named, claim: claim, live: live)
                 (file, encoders, sink) = (opened, opened.encoders, opened)
-                if encodeMode(near: path) != .live {
+                if !live {
                     do {
                         keeping = try KeepingSink(file: opened, mode: plan.encode, metadata: plan.metadata, takeID: takeID,
                                                   intermediateThreads: plan.stagePlan.intermediateThreads) { [self] in

@@ -114,7 +114,8 @@ final class EncodeQueue: @unchecked Sendable {
         condition.lock(); cuts.resume(after: seconds); condition.unlock()
     }
 
-    /// `lowered`: its thread runs below the picture's priority (it encodes the take itself).
+    /// `lowered`: it encodes the take itself, with no intermediate behind it: its thread runs
+    /// at such an encoder's level (`ThreadPriority.liveEncoderLevel`), below the picture's.
     init(sink: any Sink, canvas: Size, depth: Int = 32, fps: Int, lowered: Bool = false) throws(MediaError) {
         self.sink = sink
         free = []
@@ -125,7 +126,7 @@ final class EncodeQueue: @unchecked Sendable {
         queued.reserveCapacity(depth)
         // Not lowered, it hands frames to a sink that encodes on a thread of its own.
         thread = OwnedThread(name: lowered ? "dualcam-encoder" : "dualcam-handover") { [self] in
-            if lowered { ThreadPriority.lowerCurrentThreadToEncoders() }
+            if lowered { ThreadPriority.lowerCurrentThreadToEncoders(live: true) }
             encodeLoop()
         }
     }

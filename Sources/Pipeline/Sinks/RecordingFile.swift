@@ -32,9 +32,10 @@ final class RecordingFile: EncodedMovSink {
     /// The file's size with the header alone: more means a fragment is in it.
     private var headerBytes: Int64 = 0
 
-    /// `claim`: OUT, claimed before anything else was opened (a fresh one when nil).
+    /// `claim`: OUT, claimed before anything else was opened (a fresh one when nil). `live`:
+    /// no intermediate stands behind its encoder (`ThreadPriority.liveEncoderLevel`).
     init(path: String, overwrite: Bool, video: VideoEncoderSettings, metadata: MovWriter.Metadata,
-         claim given: OutputClaim? = nil) throws(MediaError) {
+         claim given: OutputClaim? = nil, live: Bool = false) throws(MediaError) {
         self.path = path
         if let given { claim = given } else { claim = try OutputClaim(path: path, overwrite: overwrite) }
         // The threading is the plan's (measured on this machine where it could be: `LiveEncoderChoice`).
@@ -43,7 +44,7 @@ final class RecordingFile: EncodedMovSink {
         // The encoders before the file: one that cannot open must not cost anything at OUT.
         // Opened below the picture's priority: the threads x265 starts keep it.
         let opening = settings
-        encoders = try ThreadPriority.madeAtEncoderLevel { () throws(MediaError) in
+        encoders = try ThreadPriority.madeAtEncoderLevel(live: live, poolThreads: opening.poolThreads) { () throws(MediaError) in
             try OutputEncoders(settings: opening)
         }
         Self.removeAbandoned(besides: path)

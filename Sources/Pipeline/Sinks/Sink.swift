@@ -54,7 +54,12 @@ final class DiscardingSink: Sink {
 /// stream takes each packet through the encoders' tap, as it does beside a file.
 final class StreamOnlySink: Sink {
     let encoders: OutputEncoders
-    init(settings: VideoEncoderSettings) throws(MediaError) { encoders = try OutputEncoders(settings: settings) }
+    /// Nothing stands behind it: live (`ThreadPriority.liveEncoderLevel`), x265's pool included.
+    init(settings: VideoEncoderSettings) throws(MediaError) {
+        encoders = try ThreadPriority.madeAtEncoderLevel(live: true, poolThreads: settings.poolThreads) { () throws(MediaError) in
+            try OutputEncoders(settings: settings)
+        }
+    }
     var soundSamplesWritten: Int64 { encoders.soundSamplesSent }
     func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try encoders.encode(frame, index: index) { _, _ in } }
     func write(sound: SampleQueue, final: Bool) throws(MediaError) { try encoders.encode(from: sound, final: final) { _, _ in } }
