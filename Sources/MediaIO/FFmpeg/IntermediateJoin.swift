@@ -155,10 +155,10 @@ final class IntermediateJoin {
         }
     }
 
-    /// Where the take's own pictures end, in seconds: a picture the intermediate holds too
-    /// (the encoder handed out its packet as the take switched) is left out of the join.
-    func picturesContinue(after seconds: Double) {
-        lastSlot = max(lastSlot, Int((seconds * fps).rounded()) - 1)
+    /// Where the take's own last picture starts, in seconds: a picture the intermediate holds
+    /// too (the encoder handed out its packet as the take switched) is left out of the join.
+    func picturesContinue(afterPictureAt seconds: Double) {
+        lastSlot = max(lastSlot, Int((seconds * fps).rounded()))
     }
 
     /// Where the take's own sound ended, in `stream`'s time base: the intermediate's never

@@ -56,7 +56,7 @@ public enum MovFinalizer {
             if let audioOut, result.lastAudioDTS != .min {
                 join.soundContinues(after: av_rescale_q(result.lastAudioDTS, result.audioTimeBase, audioOut.pointee.time_base))
             }
-            if result.result.videoFrames > 0 { join.picturesContinue(after: result.result.videoSeconds) }
+            if let last = result.lastPictureStart { join.picturesContinue(afterPictureAt: last) }
             try join.write(into: output, video: videoOut, audio: audioOut, progress: progress)
             result.result.videoFrames += join.framesWritten
             result.result.audioPackets += join.soundPacketsWritten
@@ -89,6 +89,10 @@ public enum MovFinalizer {
         var result = Result()
         var lastAudioDTS = Int64.min
         var audioTimeBase = AVRational(num: 1, den: 1)
+        /// Where the last picture copied starts, in seconds. Its end is no measure of where
+        /// the take's pictures end: a fragment flushed with one picture in it reads back with
+        /// that picture's duration 0.
+        var lastPictureStart: Double?
     }
 
     /// Copies every complete packet of `input` (pictures only with `keepPictures`), up to the
@@ -129,6 +133,8 @@ public enum MovFinalizer {
                 videoTimeBase = inTimeBase
                 if p.pointee.pts != AVCode.noPTS {
                     videoEnd = max(videoEnd, p.pointee.pts + max(p.pointee.duration, 0))
+                    let start = Double(p.pointee.pts) * av_q2d(inTimeBase)
+                    copied.lastPictureStart = max(copied.lastPictureStart ?? start, start)
                 }
             } else {
                 copied.result.audioPackets += 1
