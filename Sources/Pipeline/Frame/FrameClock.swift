@@ -26,6 +26,8 @@ package struct SlotClock {
     /// Slots in the whole recording when its length is fixed.
     package let limit: Int?
     package private(set) var origin: Double?
+    /// The origin before any pause moved it: when the first slot was due.
+    package private(set) var firstOrigin: Double?
     /// The next slot to fill; also the number filled so far.
     package private(set) var next = 0
 
@@ -58,6 +60,7 @@ package struct SlotClock {
     package mutating func due(pictureAt t: Double) -> (repeats: Int, shows: Int) {
         let origin = self.origin ?? t
         self.origin = origin
+        if firstOrigin == nil { firstOrigin = origin }
         let half = frames.period / 2
         var repeats = 0, shows = 0
         while !isComplete && origin + frames.time(ofFrame: next) <= t + half {

@@ -12,7 +12,7 @@ import Glibc
 /// stream: each JPEG, as stored, decoded on this thread by the camera path
 /// (`CameraFrameMaker`: libjpeg-turbo, at the inset's size while in the inset), so that a
 /// recording of such files costs what one of two webcams costs.
-// Sendable: its pictures are the capture thread's; the pace under `paceLock`, the demand its feed's, counts atomic.
+// Sendable: its pictures are the capture thread's; the pace under `paceLock`, the demand its feed's, the damaged JPEGs' times locked.
 final class FileSource: FrameSource, @unchecked Sendable {
     let feed: SourceFeed
     let path: String
@@ -20,7 +20,8 @@ final class FileSource: FrameSource, @unchecked Sendable {
     private var pictures: Pictures?
     private let paceLock = NSLock()
     private var _paceStart: Double?
-    private let damaged = Atomic<Int>(0)
+    /// When each damaged JPEG was due (monotonic seconds).
+    private let damagedDue = Locked<[Double]>([])
 
     private enum Pictures {
         case decoded(VideoReader)
@@ -40,8 +41,13 @@ final class FileSource: FrameSource, @unchecked Sendable {
         feed = SourceFeed(name: path)
     }
 
-    /// JPEGs of an MJPEG file the camera path could not decode: skipped, as a camera's are.
-    var damagedJPEGs: Int { damaged.load(ordering: .relaxed) }
+    /// JPEGs of an MJPEG file the camera path could not decode (skipped, as a camera's are)
+    /// that were due from `start` to `end` (monotonic seconds): the file plays from before the
+    /// take's first slot (its first picture sets the pace while the other source opens) to
+    /// after its last (until the stop reaches it), and what came then is not the take's.
+    func damagedJPEGs(dueFrom start: Double, to end: Double) -> Int {
+        damagedDue.withLock { $0.lazy.filter { $0 >= start && $0 <= end }.count }
+    }
 
     /// The monotonic time of the file's time zero: its pictures are published at this plus
     /// their time. nil until the first picture.
@@ -151,7 +157,7 @@ final class FileSource: FrameSource, @unchecked Sendable {
                 }
                 guard more, !stopping else { break }
                 guard let made else {
-                    damaged.add(1, ordering: .relaxed)
+                    damagedDue.withLock { $0.append(due) }
                     continue
                 }
                 if let note = maker.scaleChange(made.shift) { log(note) }

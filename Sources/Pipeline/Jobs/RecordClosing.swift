@@ -152,8 +152,11 @@ extension Recorder {
         let sorted = counts.latencies.sorted()
         func pct(_ q: Double) -> Double { sorted.nearestRank(q) * 1000 }
         let cameras = sources.compactMap { $0 as? CameraSource }.map(\.counts)
+        // From when the first slot was due to half a frame after the last one.
+        let taken = clock.firstOrigin.map { ($0, clock.origin! + clock.seconds - 0.5 * clock.frames.period) }
         let cameraDamaged = cameras.reduce(0) { $0 + $1.damaged }
-            + sources.compactMap { ($0 as? FileSource)?.damagedJPEGs }.reduce(0, +)
+            + sources.compactMap { source in taken.flatMap { (source as? FileSource)?.damagedJPEGs(dueFrom: $0.0, to: $0.1) } }
+                .reduce(0, +)
         let cameraDrops = cameras.reduce(0) { $0 + $1.sequenceGaps } + cameraDamaged
         return RecordSummary(output: plan.shownName, frames: clock.next, seconds: clock.seconds,
                              singleCamera: sources.count == 1, sources: sources.map { "\($0.name): \($0.format)" },
