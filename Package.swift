@@ -106,7 +106,11 @@ let package = Package(
             name: "dualcam",
             dependencies: ["Pipeline", "MediaIO", "Compositor", "Preview",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            swiftSettings: strict
+            swiftSettings: strict,
+            // libnuma's warning and error printers, replaced in CLinuxCalls: exported, or
+            // libnuma's own calls would not find them.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=numa_warn",
+                                           "-Xlinker", "--export-dynamic-symbol=numa_error"])]
         ),
         .executableTarget(
             name: "dualcam-bench",

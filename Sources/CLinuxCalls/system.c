@@ -140,3 +140,17 @@ int dc_move_threads_named(const char *name, int from, int to) {
 int dc_lower_threads_named(const char *name, int level) {
     return dc_move_threads_named(name, INT_MIN, level);
 }
+
+/* libnuma, which x265 calls to pin its pool to NUMA nodes, prints its warnings and errors on
+ * stderr itself, and lets a program replace both (weak symbols). Where /sys is not mounted
+ * (a chroot, a bare container) every x265 opened printed up to four such lines around
+ * dualcam's own; x265 carries on with its threads unpinned, which is all the lines said.
+ * The executable exports these (Package.swift) so that libnuma's calls reach them. */
+void numa_warn(int number, char *format, ...) {
+    (void)number;
+    (void)format;
+}
+
+void numa_error(char *where) {
+    (void)where;
+}
