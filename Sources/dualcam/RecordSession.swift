@@ -109,6 +109,7 @@ struct RecordSession {
                          s.pauses > 0 ? String(format: "; paused %d time%@, %.1f s left out", s.pauses, s.pauses == 1 ? "" : "s",
                                                s.pausedSeconds) : ""))
             if let files = s.isoFiles { printLine("each camera's own: " + files.joined(separator: ", ")) }
+            if reporting.verbose, let first = s.firstFrameSeconds { printLine(String(format: "first frame %.2f s after the command", first)) }
             if s.framesEncodedAfterStop > 0 {
                 printLine(String(format: "%d frames kept in the intermediate were encoded after the stop; the file was finished %.1f s "
                              + "after it", s.framesEncodedAfterStop, s.finishingSeconds))

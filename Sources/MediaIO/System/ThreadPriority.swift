@@ -135,8 +135,8 @@ public enum ThreadPriority {
             returnCurrentThreadToProcessLevel()
             box.result = Result { () throws(MediaError) -> T in try body() }
             let poolLevel = min(19, processNiceness + 10)
-            let waitingUntil = monotonicNow() + 0.5
-            while poolThreads > 0, dc_count_threads_named_at(name, poolLevel) < poolThreads, monotonicNow() < waitingUntil {
+            let waitingUntil = monotonicNow() + 0.5, opened = (try? box.result?.get()) != nil
+            while opened, poolThreads > 0, dc_count_threads_named_at(name, poolLevel) < poolThreads, monotonicNow() < waitingUntil {
                 usleep(2_000)
             }
             if level < poolLevel { dc_move_threads_named(name, poolLevel, level) }

@@ -173,6 +173,9 @@ extension Recorder {
                              pauses: loop.timeline.pause.count,
                              pausedSeconds: loop.timeline.pausedSeconds(now: monotonicNow()),
                              // Started swapped (--swap): a swap at 0, as compose's --swap-at 0 and relayout read it.
-                             swaps: (plan.swap && loop.swapTimes.first != 0 ? [0] : []) + loop.swapTimes)
+                             swaps: (plan.swap && loop.swapTimes.first != 0 ? [0] : []) + loop.swapTimes,
+                             firstFrameSeconds: clock.firstOrigin.flatMap { origin in
+                                 secondsSinceProcessStart().map { $0 - (monotonicNow() - origin) }
+                             })
     }
 }

@@ -53,6 +53,9 @@ public struct RecordSummary: Sendable, Codable {
     public var finishingSeconds: Double = 0
     /// When the pictures were swapped, in seconds of the file; 0 first when it started swapped (--swap).
     public var swaps: [Double] = []
+    /// Seconds from the command (the process's start) to the take's first picture; nil
+    /// where the process's start cannot be read.
+    public var firstFrameSeconds: Double?
 }
 
 public struct VirtualCameraSummary: Codable, Sendable {
