@@ -17,7 +17,8 @@
 #
 #   bash Benchmarks/many-cores.sh [DUALCAM] [ROUNDS]   (DUALCAM: .build/release/dualcam; ROUNDS: 2)
 #   SECONDS_4K=5 RECORD_SECONDS=20 bash Benchmarks/many-cores.sh ...
-# Needs ffmpeg with libx265 and libx264, /usr/bin/time, python3.
+#   RESULTS=DIR ... keeps the raw figures (times, each record's --json, --verbose and --dry-run)
+# Needs ffmpeg with libx265 and libx264, GNU time, python3 (Benchmarks/carry packs all but python3).
 set -euo pipefail
 dualcam=$(realpath "${1:-.build/release/dualcam}")
 rounds=${2:-2}
@@ -46,12 +47,14 @@ ffmpeg -nostdin -v error -i back.mp4 -i front.mp4 -filter_complex "$graph_1080" 
 ffmpeg -nostdin -v error -i back4k.mp4 -i front.mp4 -filter_complex "$graph_4k" -map '[o]' -f rawvideo -pix_fmt yuv420p raw4k.yuv
 ffmpeg -nostdin -v error -i back.mp4 -vn -c:a pcm_s16le sound.wav
 
+# GNU time: the one on PATH first (a packed one on a machine without it, Benchmarks/carry).
+time_command=$(type -P time || echo /usr/bin/time)
 aac=(-c:a aac -b:a 160k)
 encoder_args() { [ "$1" = hevc ] && echo "-c:v libx265 -preset ultrafast -crf 28 -x265-params log-level=none -tag:v hvc1" \
                    || echo "-c:v libx264 -preset ultrafast -crf 28"; }
 timed() {  # NAME COMMAND...: one line in times.txt: name, wall, CPU, peak RSS (kB)
   local name=$1; shift
-  /usr/bin/time -f "$name %e %U %S %M" -a -o times.txt "$@" >/dev/null 2>>errors.txt
+  "$time_command" -f "$name %e %U %S %M" -a -o times.txt "$@" >/dev/null 2>>errors.txt
 }
 for round in $(seq "$rounds"); do
   for case in "1080p hevc" "4k hevc" "1080p h264" "4k h264"; do
@@ -75,10 +78,14 @@ for size in 1920x1080 3840x2160; do
   # A camera file at least as long as the take: the clip looped.
   ffmpeg -nostdin -v error -y -stream_loop -1 -i "$back" -t $((record_seconds + 3)) -c copy "cam-$size.mp4"
   ffmpeg -nostdin -v error -y -stream_loop -1 -i front.mp4 -t $((record_seconds + 3)) -c copy "front-$size.mp4"
+  "$dualcam" record --back "cam-$size.mp4" --front "front-$size.mp4" --audio back --size "$size" --dry-run > "plan-$size.txt" 2>&1 || true
   "$dualcam" record --back "cam-$size.mp4" --front "front-$size.mp4" --audio back --size "$size" --duration "$record_seconds" \
     --json --verbose -o "take-$size.mov" --overwrite > "record-$size.json" 2> "record-$size.log" || true
 done
 
+if [ -n "${RESULTS:-}" ]; then
+  mkdir -p "$RESULTS" && cp times.txt errors.txt plan-*.txt record-*.json record-*.log "$RESULTS/" 2>/dev/null || true
+fi
 python3 - "$rounds" "$seconds_4k" <<'PY'
 import json, statistics, sys
 from collections import defaultdict
