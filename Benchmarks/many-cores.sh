@@ -72,6 +72,12 @@ for round in $(seq "$rounds"); do
   done
 done
 
+# With RESULTS: what compose says of itself in the heaviest case (its plan, stage by stage).
+if [ -n "${RESULTS:-}" ]; then
+  "$dualcam" compose back4k.mp4 front.mp4 -o dualcam.mov --overwrite --size 3840x2160 --codec hevc --preset ultrafast --crf 28 \
+    --verbose --json > compose-4k-hevc.json 2> compose-4k-hevc.log || true
+fi
+
 # The record checks, once each: a take of files as cameras, finished.
 for size in 1920x1080 3840x2160; do
   back=back.mp4; [ "$size" = 3840x2160 ] && back=back4k.mp4
@@ -84,7 +90,7 @@ for size in 1920x1080 3840x2160; do
 done
 
 if [ -n "${RESULTS:-}" ]; then
-  mkdir -p "$RESULTS" && cp times.txt errors.txt plan-*.txt record-*.json record-*.log "$RESULTS/" 2>/dev/null || true
+  mkdir -p "$RESULTS" && cp times.txt errors.txt compose-4k-hevc.* plan-*.txt record-*.json record-*.log "$RESULTS/" 2>/dev/null || true
 fi
 python3 - "$rounds" "$seconds_4k" <<'PY'
 import json, statistics, sys
