@@ -17,6 +17,8 @@
 #
 #   bash Benchmarks/many-cores.sh [DUALCAM] [ROUNDS]   (DUALCAM: .build/release/dualcam; ROUNDS: 2)
 #   SECONDS_4K=5 RECORD_SECONDS=20 bash Benchmarks/many-cores.sh ...
+#   BEFORE=OTHER_DUALCAM ... times another build of dualcam too, alternated in the same rounds
+#   RECORD_SECONDS=0 ... leaves the record checks out
 #   RESULTS=DIR ... keeps the raw figures (times, each record's --json, --verbose and --dry-run)
 # Needs ffmpeg with libx265 and libx264, GNU time, python3 (Benchmarks/carry packs all but python3).
 set -euo pipefail
@@ -64,6 +66,10 @@ for round in $(seq "$rounds"); do
     # shellcheck disable=SC2046
     timed "$size-$codec-ffmpeg" ffmpeg -nostdin -v error -y -i "$back" -i front.mp4 -filter_complex "$graph" -map '[o]' -map 0:a \
       $(encoder_args "$codec") "${aac[@]}" ffmpeg.mov
+    if [ -n "${BEFORE:-}" ]; then
+      timed "$size-$codec-before" "$BEFORE" compose "$back" front.mp4 -o dualcam.mov --overwrite --size "$dims" --codec "$codec" \
+        --preset ultrafast --crf 28 --quiet
+    fi
     timed "$size-$codec-dualcam" "$dualcam" compose "$back" front.mp4 -o dualcam.mov --overwrite --size "$dims" --codec "$codec" \
       --preset ultrafast --crf 28 --quiet
     # shellcheck disable=SC2046
@@ -80,6 +86,7 @@ fi
 
 # The record checks, once each: a take of files as cameras, finished.
 for size in 1920x1080 3840x2160; do
+  [ "$record_seconds" -gt 0 ] || break
   back=back.mp4; [ "$size" = 3840x2160 ] && back=back4k.mp4
   # A camera file at least as long as the take: the clip looped.
   ffmpeg -nostdin -v error -y -stream_loop -1 -i "$back" -t $((record_seconds + 3)) -c copy "cam-$size.mp4"
@@ -92,7 +99,7 @@ done
 if [ -n "${RESULTS:-}" ]; then
   mkdir -p "$RESULTS" && cp times.txt errors.txt compose-4k-hevc.* plan-*.txt record-*.json record-*.log "$RESULTS/" 2>/dev/null || true
 fi
-python3 - "$rounds" "$seconds_4k" <<'PY'
+python3 - "$rounds" "$seconds_4k" "$record_seconds" <<'PY'
 import json, statistics, sys
 from collections import defaultdict
 rounds, seconds_4k = int(sys.argv[1]), float(sys.argv[2])
@@ -100,12 +107,17 @@ wall, rss = defaultdict(list), defaultdict(list)
 for line in open("times.txt"):
     name, w, user, system, kb = line.split()
     wall[name].append(float(w)); rss[name].append(int(kb) / 1024)
+if wall.get("1080p-hevc-before"):
+    print(f"{'case':12} {'before s':>9} {'dualcam s':>10} {'before/dualcam':>15}")
+    for case in ("1080p-hevc", "4k-hevc", "1080p-h264", "4k-h264"):
+        b, d = (statistics.median(wall[f"{case}-{t}"]) for t in ("before", "dualcam"))
+        print(f"{case:12} {b:9.2f} {d:10.2f} {b / d:14.2f}x   RSS before {max(rss[case + '-before']):.0f} MB")
 print(f"{'case':12} {'dualcam s':>10} {'ffmpeg s':>9} {'encoder s':>10} {'vs ffmpeg':>10} {'vs encoder':>11} {'RSS dualcam':>12} {'RSS ffmpeg':>11}")
 for case in ("1080p-hevc", "4k-hevc", "1080p-h264", "4k-h264"):
     d, f, e = (statistics.median(wall[f"{case}-{t}"]) for t in ("dualcam", "ffmpeg", "encoder"))
     print(f"{case:12} {d:10.2f} {f:9.2f} {e:10.2f} {f / d:9.2f}x {e / d:10.2f}x {max(rss[case + '-dualcam']):10.0f} MB "
           f"{max(rss[case + '-ffmpeg']):9.0f} MB")
-for size in ("1920x1080", "3840x2160"):
+for size in ("1920x1080", "3840x2160") if int(sys.argv[3]) > 0 else ():
     try:
         s = json.load(open(f"record-{size}.json"))
     except Exception:

@@ -2,7 +2,8 @@
 # On a machine where nothing of ours is installed (a lent 16-core one), from the repository's
 # root, after Benchmarks/carry/pack.sh here: the machine, dualcam doctor, and many-cores.sh
 # with the packed binaries. Everything lands in $OUT (or .build-carry/results): log (all
-# that was printed), doctor.json, results.tar.gz (many-cores.sh's raw figures).
+# that was printed), doctor.json, results.tar.gz (many-cores.sh's raw figures). A pack made
+# with BEFORE=... times that build beside this one.
 #   bash Benchmarks/carry/measure.sh [ROUNDS]      (ROUNDS: 3)
 set -uo pipefail
 mkdir -p "${OUT:-.build-carry/results}"
@@ -18,6 +19,7 @@ grep -m1 "model name" /proc/cpuinfo; grep -m1 -o "avx512[a-z]*" /proc/cpuinfo | 
 echo "== dualcam doctor"
 ( cd "$root" && time dualcam doctor --folder "$root" && dualcam doctor --json --folder "$root" > "$out/doctor.json" )
 echo "== many-cores.sh"
+[ -x "$root/carry/bin/dualcam-before" ] && export BEFORE="$root/carry/bin/dualcam-before"
 RESULTS=$root/results SECONDS_4K=${SECONDS_4K:-5} RECORD_SECONDS=${RECORD_SECONDS:-20} \
   bash Benchmarks/many-cores.sh "$root/carry/bin/dualcam" "${1:-3}"
 tar czf "$out/results.tar.gz" -C "$root" results

@@ -9,6 +9,7 @@
 # the pack is about 55 MB instead of 96.
 #
 #   bash Benchmarks/carry/pack.sh            -> .build-carry/carry.tar.xz
+#   BEFORE=OTHER_DUALCAM bash ...             packs another build too, as dualcam-before
 # On the other machine, from the repository's root:
 #   tar xJf .build-carry/carry.tar.xz -C /tmp && export PATH=/tmp/carry/bin:$PATH
 set -euo pipefail
@@ -39,6 +40,7 @@ for name in $stand_ins; do
 done
 binaries=(".build/release/dualcam" "$(command -v ffmpeg)" "$(command -v ffprobe)" /usr/bin/time)
 for binary in "${binaries[@]}"; do cp -L "$binary" "$work/carry/real/"; done
+if [ -n "${BEFORE:-}" ]; then cp -L "$BEFORE" "$work/carry/real/dualcam-before"; binaries+=("$work/carry/real/dualcam-before"); fi
 # The libraries the binaries load with the stand-ins in place, until nothing new appears.
 while :; do
   missing=$(for binary in "${binaries[@]}"; do LD_LIBRARY_PATH="$work/carry/lib" ldd "$binary"; done |

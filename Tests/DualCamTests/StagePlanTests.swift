@@ -27,13 +27,13 @@ import Testing
                  liveCandidates: [live(1, wavefront: true), live(1, wavefront: false)]),
         Expected(cpus: 2, composeDecoders1080: [1, 1], composeDecoders4K: [1, 1], compositor: 2, intermediate: 3,
                  liveCandidates: [live(2, wavefront: true), live(2, wavefront: true, frames: 2), live(2, wavefront: false, frames: 2)]),
-        Expected(cpus: 4, composeDecoders1080: [2, 1], composeDecoders4K: [2, 1], compositor: 2, intermediate: 6,
+        Expected(cpus: 4, composeDecoders1080: [4, 4], composeDecoders4K: [4, 4], compositor: 2, intermediate: 6,
                  liveCandidates: [live(4, wavefront: true), live(4, wavefront: false, frames: 4)]),
-        Expected(cpus: 8, composeDecoders1080: [3, 1], composeDecoders4K: [4, 1], compositor: 2, intermediate: 12,
+        Expected(cpus: 8, composeDecoders1080: [8, 8], composeDecoders4K: [8, 8], compositor: 2, intermediate: 12,
                  liveCandidates: [live(8, wavefront: true), live(8, wavefront: false, frames: 4)]),
-        Expected(cpus: 16, composeDecoders1080: [3, 1], composeDecoders4K: [8, 1], compositor: 2, intermediate: 16,
+        Expected(cpus: 16, composeDecoders1080: [16, 16], composeDecoders4K: [16, 16], compositor: 2, intermediate: 16,
                  liveCandidates: [live(16, wavefront: true), live(16, wavefront: false, frames: 4)]),
-        Expected(cpus: 64, composeDecoders1080: [3, 1], composeDecoders4K: [9, 1], compositor: 2, intermediate: 16,
+        Expected(cpus: 64, composeDecoders1080: [16, 16], composeDecoders4K: [16, 16], compositor: 2, intermediate: 16,
                  liveCandidates: [live(64, wavefront: true), live(64, wavefront: false, frames: 4)]),
     ]
 

@@ -25,13 +25,15 @@ public struct StagePlan: Sendable, Equatable, Codable {
     /// The take's encoder after the stop: nothing else runs then, so the whole machine.
     public var afterStop: EncoderThreading
 
-    /// Decoding one input: one thread on two CPUs or fewer (Benchmarks/compare-ffmpeg.sh,
-    /// 2 cores: one per input is as fast as libavcodec's three, and holds 24 MiB less);
-    /// beyond, a thread per started megapixel, at most half the CPUs. 4K H.264 decodes at 13 fps
-    /// on one thread and 76 with libavcodec's on 16 cores: one thread cannot feed the encoder.
-    public static func decoderThreads(pixels: Int, cpus: Int) -> Int {
-        guard cpus > 2 else { return 1 }
-        return min(max(1, (pixels + 999_999) / 1_000_000), max(1, cpus / 2))
+    /// Decoding one input of a composition, which has no deadline: one thread on two CPUs or
+    /// fewer (Benchmarks/compare-ffmpeg.sh, 2 cores: one per input is as fast as libavcodec's
+    /// three, and holds 24 MiB less); beyond, a frame thread per CPU, at most 16, as libavcodec
+    /// gives the ffmpeg CLI. A frame thread with nothing to decode waits without costing CPU,
+    /// so the encoder is the only limit. A thread per started megapixel (1080p: 3) held compose
+    /// on 16 cores to 0.71x the ffmpeg CLI at 1080p and its CPUs half busy (7 of 16, ffmpeg 10):
+    /// high-rate 1080p H.264 could not feed x265's 142 fps there (Benchmarks/many-cores.sh).
+    public static func decoderThreads(cpus: Int) -> Int {
+        cpus > 2 ? min(cpus, 16) : 1
     }
 
     /// The compositor splits each frame's rows in two (`ForkJoin`) where there are two CPUs:
@@ -44,7 +46,7 @@ public struct StagePlan: Sendable, Equatable, Codable {
     /// A composition: every input and the encoder as fast as they go, side by side.
     public static func compose(cpus: CPUAllowance, output: Size, inputs: [Size]) -> StagePlan {
         let n = cpus.wholeCPUs
-        return StagePlan(cpus: cpus, decoderThreads: inputs.map { decoderThreads(pixels: $0.width * $0.height, cpus: n) },
+        return StagePlan(cpus: cpus, decoderThreads: inputs.map { _ in decoderThreads(cpus: n) },
                          compositorThreads: compositorThreads(pixels: output.width * output.height, cpus: n),
                          encoder: EncoderThreading(threads: n, wavefront: n > 1), liveCandidates: [],
                          intermediateThreads: intermediateThreads(cpus: n), afterStop: EncoderThreading(threads: n))

@@ -72,18 +72,13 @@ public final class VideoReader {
     public var leftPartsOutside: Bool { dc_local_input_left_out(input.pointer) != 0 }
 
     /// `decoderThreads`: 0 lets libavcodec choose (a frame thread per core, and one more);
-    /// a reader decoded on a thread of its own beside another does better with 1.
-    public convenience init(path: String, decoderThreads: Int = 0) throws(MediaError) {
-        try self.init(path: path, decoderThreadsFor: { _ in decoderThreads })
-    }
-
-    /// `decoderThreadsFor`: the decoder's threads for the stream's stored picture size
-    /// (`StagePlan.decoderThreads`), decided before the decoder opens.
-    public init(path: String, decoderThreadsFor threads: (Size) -> Int) throws(MediaError) {
+    /// a reader decoded on a thread of its own beside another does better with 1. A
+    /// composition takes `StagePlan.decoderThreads`.
+    public init(path: String, decoderThreads: Int = 0) throws(MediaError) {
         self.path = path
         input = try InputContext(path: path)
         clock = try VideoStreamClock(input)
-        decoder = try StreamDecoder(input: input, streamIndex: clock.streamIndex, threads: Int32(threads(clock.storedSize)))
+        decoder = try StreamDecoder(input: input, streamIndex: clock.streamIndex, threads: Int32(decoderThreads))
         rotation = clock.rotation
         displaySize = rotation.rotated(clock.storedSize)
     }

@@ -76,9 +76,9 @@ public final class ComposeJob {
         let o = options
         // Open everything that can fail on bad input before creating any file.
         let cpus = o.cpus ?? .current()
-        let decoderThreads = { (size: Size) in StagePlan.decoderThreads(pixels: size.width * size.height, cpus: cpus.wholeCPUs) }
-        let back = try VideoReader(path: o.back, decoderThreadsFor: decoderThreads)
-        let front = try VideoReader(path: o.front, decoderThreadsFor: decoderThreads)
+        let decoderThreads = StagePlan.decoderThreads(cpus: cpus.wholeCPUs)
+        let back = try VideoReader(path: o.back, decoderThreads: decoderThreads)
+        let front = try VideoReader(path: o.front, decoderThreads: decoderThreads)
         let plan = StagePlan.compose(cpus: cpus, output: o.video.size, inputs: [back.displaySize, front.displaySize])
         var video = o.video
         video.threading = plan.encoder
