@@ -45,7 +45,10 @@ final class IntermediateJoin {
         }
         var settings = info.settings
         settings.size = Size(width: Int(par.width), height: Int(par.height))
-        encoder = try VideoEncoder(settings: settings)
+        let opening = settings
+        encoder = try ThreadPriority.madeAtProcessLevel(poolThreads: opening.poolThreads) { () throws(MediaError) in
+            try VideoEncoder(settings: opening)
+        }
     }
 
     /// Whether the encoder's parameter sets are those of `stream` (the take's track, as a file

@@ -10,7 +10,9 @@ final class FaststartFile: EncodedMovSink {
 
     /// The encoders open before the file: one that cannot open costs nothing at OUT.
     init(path: String, overwrite: Bool, video settings: VideoEncoderSettings, metadata: MovWriter.Metadata) throws(MediaError) {
-        encoders = try OutputEncoders(settings: settings)
+        encoders = try ThreadPriority.madeAtProcessLevel(poolThreads: settings.poolThreads) { () throws(MediaError) in
+            try OutputEncoders(settings: settings)
+        }
         output = try AtomicOutput(destination: path, overwrite: overwrite)
         writer = try MovWriter(path: output.temporaryPath, descriptor: output.descriptor, reportedPath: path,
                                encoders: encoders, metadata: metadata, layout: .faststart)
