@@ -164,6 +164,12 @@ extension Record {
     /// `--dry-run`: what a recording would do on this machine, nothing opened but the
     /// encoder the live settings are measured with (once per machine).
     func printPlan(_ asked: RecordPlan) throws {
+        // A file that is no video fails the plan as it would fail the recording.
+        for (role, spec) in [("back", asked.back), ("front", asked.front)] {
+            var st = stat()
+            guard let spec, stat(spec, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            do { _ = try VideoReader(path: spec, decoderThreads: 1) } catch { throw Failure("--\(role) \(spec): \(error.description)") }
+        }
         var plan = asked
         let choice = plan.fit(to: .current(), mayMeasure: !skipSpeedCheck, cache: EncoderSpeed.defaultCache)
         let video = plan.video

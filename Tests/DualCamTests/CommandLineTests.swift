@@ -28,6 +28,26 @@ import Testing
         #expect(r.stderr.split(separator: "\n").count <= 6 && r.stderr.contains("compose") && r.stderr.contains("record"))
     }
 
+    /// A plan fails where the recording would (a file that is no video: it printed the file's
+    /// name as a source, exit 0), and a HOME that does not exist (a service account's
+    /// /nonexistent) is not made to remember the encoder's measurement in (as root it was).
+    @Test(.timeLimit(.minutes(1)))
+    func aDryRunChecksItsFilesAndMakesNoHome() throws {
+        let dir = try TempDir()
+        let notes = dir.path("notes.txt")
+        try "not a video\n".write(toFile: notes, atomically: true, encoding: .utf8)
+        let refused = try dualcam(["record", "--back", notes, "--front", Reference.front, "--dry-run", "--skip-speed-check",
+                                   "-o", dir.path("never.mov")])
+        #expect(refused.status == 1 && refused.stdout.isEmpty, "\(refused.status) \(refused.stdout)")
+        #expect(refused.stderr == "dualcam: --back \(notes): \(notes): cannot open: not a media file FFmpeg can read\n", "\(refused.stderr)")
+        let home = dir.path("no-such-home")
+        let planned = try run(Env.dualcam, ["record", "--back", Reference.back, "--front", Reference.front, "--dry-run",
+                                            "--size", "320x240", "-o", dir.path("never.mov")],
+                              environment: ["HOME": home, "XDG_CACHE_HOME": ""])
+        #expect(planned.status == 0 && planned.stdout.contains("measured now"), "\(planned.stdout)\(planned.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home), "a missing HOME was made")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aMistypedCommandIsAnsweredWithTheNearestOne() throws {
         for (typed, meant) in [("compse", "compose"), ("recrod", "record"), ("devcies", "devices"), ("finsh", "finish"),

@@ -164,12 +164,17 @@ public enum EncoderSpeed {
 
     /// $XDG_CACHE_HOME/dualcam/live-encoder.json (~/.cache when unset). Not the earlier
     /// encoder-speed.json: a dualcam from before kept another layout there, and replaced this
-    /// one's table whole whenever it ran.
+    /// one's table whole whenever it ran. A HOME that does not exist (a service account's
+    /// /nonexistent) is never made: nothing is remembered then.
     public static var defaultCache: URL? {
         let env = ProcessInfo.processInfo.environment
         // A relative XDG_CACHE_HOME is to be ignored (the XDG base directory specification).
+        var isFolder: ObjCBool = false
         let base = env["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? env["HOME"].flatMap { $0.hasPrefix("/") ? $0 + "/.cache" : nil }
+            ?? env["HOME"].flatMap { home in
+                home.hasPrefix("/") && FileManager.default.fileExists(atPath: home, isDirectory: &isFolder) && isFolder.boolValue
+                    ? home + "/.cache" : nil
+            }
         return base.map { URL(fileURLWithPath: $0).appendingPathComponent("dualcam/live-encoder.json") }
     }
 }
