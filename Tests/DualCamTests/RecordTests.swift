@@ -47,19 +47,13 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         // CAP_SYS_NICE (bit 23 of CapEff) allows any level; else RLIMIT_NICE down to 20 - its value.
-        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-        let capEff = status.split(separator: "\n").first { $0.hasPrefix("CapEff:") }.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
         var limit = rlimit()
         getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit)
-        let picture: Int32 = (try #require(capEff)) & (1 << 23) != 0 ? -5 : max(-5, min(0, 20 - Int32(clamping: min(limit.rlim_cur, 40))))
+        let picture: Int32 = try Self.mayRaiseAnyThread() ? -5 : max(-5, min(0, 20 - Int32(clamping: min(limit.rlim_cur, 40))))
         for live in [false, true] {
-            var threads: [(name: String, tid: Int32, nice: Int32)] = []
-            let r = try dualcam(["record", "--back", Self.back, "--front", Reference.front, "--skip-speed-check",
-                                 "--duration", "2.5", "-o", dir.path("levels-\(live).mov")] + (live ? ["--encode", "live"] : [])) { p in
-                Thread.sleep(forTimeInterval: 1.5)
-                threads = Self.threadLevels(p.processIdentifier)
-                p.waitUntilExit()
-            }
+            let (r, threads) = try Self.threadLevels(at: 1.5, of: ["record", "--back", Self.back, "--front", Reference.front,
+                                                                   "--skip-speed-check", "--duration", "2.5", "-o", dir.path("levels-\(live).mov")]
+                                                                  + (live ? ["--encode", "live"] : []))
             #expect(r.status == 0, "\(r.stderr)")
             let shown = threads.map { "\($0.name)(\($0.tid)) \($0.nice)" }.joined(separator: ", ")
             let capture = threads.filter { $0.name == "dualcam-capture" }
@@ -79,23 +73,43 @@ import Testing
     @Test(.timeLimit(.minutes(2)))
     func aCompositionsEncoderRunsAtTheProcesssLevel() throws {
         let dir = try TempDir()
-        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-        let capEff = status.split(separator: "\n").first { $0.hasPrefix("CapEff:") }.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
-        var threads: [(name: String, tid: Int32, nice: Int32)] = []
-        let r = try dualcam(["compose", Self.back, Reference.front, "-o", dir.path("c.mov"), "--codec", "hevc", "--quiet"]) { p in
-            Thread.sleep(forTimeInterval: 1.0)
-            threads = Self.threadLevels(p.processIdentifier)
-            p.waitUntilExit()
-        }
-        #expect(r.status == 0, "\(r.stderr)")
+        try Env.requireFFmpegTools()
+        // 12 s of picture, so that it is still composing at 1 s on any machine; stopped then.
+        let long = dir.path("long.mp4")
+        let looped = try run(try #require(Env.tool("ffmpeg")), ["-nostdin", "-v", "error", "-stream_loop", "3", "-i", Self.back, "-c", "copy", long])
+        try #require(looped.status == 0, "\(looped.stderr)")
+        let (r, threads) = try Self.threadLevels(at: 1.0, of: ["compose", long, Reference.front, "-o", dir.path("c.mov"),
+                                                               "--codec", "hevc", "--quiet"], interrupt: true)
+        #expect(r.status == 130, "\(r.stderr)")
         let shown = threads.map { "\($0.name)(\($0.tid)) \($0.nice)" }.joined(separator: ", ")
         let encoder = threads.filter { $0.name == "dualcam-encopen" }
         #expect(encoder.count >= 3, "still composing at 1 s, its encoder's threads named: \(shown)")
-        if (try #require(capEff)) & (1 << 23) != 0 {
+        if try Self.mayRaiseAnyThread() {
             #expect(threads.allSatisfy { $0.nice == 0 }, "\(shown)")
         } else {
             #expect(threads.allSatisfy { $0.nice == 0 || ($0.name == "dualcam-encopen" && $0.nice == 10) }, "\(shown)")
         }
+    }
+
+    /// CAP_SYS_NICE (bit 23 of CapEff) in effect: any thread may be put at any level.
+    static func mayRaiseAnyThread() throws -> Bool {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let capEff = status.split(separator: "\n").first { $0.hasPrefix("CapEff:") }.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+        return (try #require(capEff)) & (1 << 23) != 0
+    }
+
+    /// Runs dualcam with `arguments` and reads its threads' levels `seconds` after it started.
+    /// `interrupt`: then stopped with SIGINT.
+    static func threadLevels(at seconds: Double, of arguments: [String],
+                             interrupt: Bool = false) throws -> (RunResult, [(name: String, tid: Int32, nice: Int32)]) {
+        var threads: [(name: String, tid: Int32, nice: Int32)] = []
+        let r = try dualcam(arguments) { p in
+            Thread.sleep(forTimeInterval: seconds)
+            threads = Self.threadLevels(p.processIdentifier)
+            if interrupt { p.interrupt() }
+            p.waitUntilExit()
+        }
+        return (r, threads)
     }
 
     /// Every thread of `pid`: its name and nice value (/proc/PID/task/TID/stat, fields 2 and
