@@ -212,6 +212,11 @@ extension Record {
         switch encoding {
         case .live: printLine("encoding: live; slots the encoder has no time for are skipped")
         case .after: printLine("encoding: every frame into the intermediate (H.264), encoded as asked after the stop")
+        case .auto where (choice?.fps ?? rate) < rate:
+            let fps = choice?.fps ?? 0, atMost = choice?.trials.contains { $0.cutShort == true } == true ? "at most " : ""
+            printLine("encoding: \(video.encoder) makes \(atMost)" + String(format: fps < 10 ? "%.1f" : "%.0f", fps)
+                      + String(format: " fps here, under the %.0f needed: every frame goes to the intermediate (H.264) from ", rate)
+                      + "the first ones it cannot take, and the rest is encoded after the stop")
         case .auto:
             let speed = choice.map { String(format: "%.0f fps measured, %.0f needed", $0.fps, rate) } ?? "not measured"
             printLine("encoding: live while \(video.encoder) keeps up (\(speed)); from the first frame it cannot take, every frame "

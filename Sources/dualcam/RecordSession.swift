@@ -66,11 +66,17 @@ struct RecordSession {
     static func planLines(_ plan: RecordPlan, choice: LiveEncoderChoice?) -> [String] {
         var lines = plan.stagePlan.lines(encoder: plan.video.encoder, intermediate: plan.file != nil && plan.encode != .live)
         if let choice {
-            let trials = choice.trials.map { String(format: "%@ %.0f fps", $0.threading.text(for: plan.video.encoder), $0.fps) }
+            let trials = choice.trials.map { trial in
+                trial.threading.text(for: plan.video.encoder) + (trial.cutShort == true ? " at most " : " ")
+                    + String(format: trial.fps < 10 ? "%.1f fps" : "%.0f fps", trial.fps)
+            }
             lines.append("live encoder, " + (choice.measured ? "measured now" : "as measured before on this machine") + ": "
                          + trials.joined(separator: "; ") + "; kept: " + choice.threading.text(for: plan.video.encoder)
                          + (choice.busy ? " (other programs kept the CPUs busy meanwhile: measured again in ten minutes)" : "")
-                         + (choice.keptForBusyMachine ? " (other programs keep the CPUs busy now: the one without the wavefront holds up beside them)" : ""))
+                         + (choice.keptForBusyMachine ? " (other programs keep the CPUs busy now: the one without the wavefront holds up beside them)" : "")
+                         + (choice.trials.contains { $0.cutShort == true }
+                            ? String(format: " (a measurement over after %.0f s was cut short: at most what it made by then)",
+                                     EncoderSpeed.patience * EncoderSpeed.measuringSeconds) : ""))
         } else {
             lines.append("live encoder: not measured (the plan's first choice)")
         }

@@ -91,6 +91,22 @@ import Testing
         }
     }
 
+    /// A live encoder too slow to measure in a few seconds (8K with placebo: a frame takes
+    /// minutes) is not waited for: the plan comes within the measurement's patience, says the
+    /// figure is at most what came out by then, and that the take would go to the
+    /// intermediate. It sat silent for over two minutes before.
+    @Test(.timeLimit(.minutes(1)))
+    func aMeasurementThatWouldTakeMinutesIsCutShort() throws {
+        let dir = try TempDir()
+        let started = Date()
+        let r = try run(Env.dualcam, ["record", "--back", Self.back, "--front", Reference.front, "--dry-run", "--size", "7680x4320",
+                                      "--preset", "placebo", "-o", dir.path("never.mov")], environment: ["XDG_CACHE_HOME": dir.path("cache")])
+        let took = Date().timeIntervalSince(started)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(took < EncoderSpeed.patience * EncoderSpeed.measuringSeconds + 5, "\(took) s")
+        #expect(r.stdout.contains("was cut short") && r.stdout.contains("encoding: libx265 makes at most "), "\(r.stdout)")
+    }
+
     /// CAP_SYS_NICE (bit 23 of CapEff) in effect: any thread may be put at any level.
     static func mayRaiseAnyThread() throws -> Bool {
         let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CLinuxCalls
 import Compositor
 import Foundation
 
@@ -7,8 +8,14 @@ import Foundation
 /// flatter it), and remembered per setting in the user's cache folder so a recording starts
 /// at once the next time.
 public enum EncoderSpeed {
+    /// How long each configuration is measured for.
+    public static let measuringSeconds = 1.2
+
     /// Encodes for about `seconds` (at least 8 frames, at most 90) and returns frames per second.
-    public static func measure(_ settings: VideoEncoderSettings, seconds: Double = 1.2) throws(MediaError) -> Double {
+    /// `stop`: asked before each frame; true sends no more and lets the encoder finish.
+    /// `packetOut`: told of each packet the encoder gives.
+    public static func measure(_ settings: VideoEncoderSettings, seconds: Double = measuringSeconds, stop: () -> Bool = { false },
+                               packetOut: () -> Void = {}) throws(MediaError) -> Double {
         var s = settings
         s.inOrder = true  // as a recording encodes
         let encoder = try VideoEncoder(settings: s)
@@ -21,13 +28,40 @@ public enum EncoderSpeed {
         }
         let start = monotonicNow()
         var sent = 0
-        while sent < 90 && (sent < 8 || monotonicNow() - start < seconds) {
+        while sent < 90 && (sent < 8 || monotonicNow() - start < seconds) && !stop() {
             try encoder.canvas().copy(from: clip[sent % clip.count].view)
-            try encoder.send(frameIndex: Int64(sent)) { _ in }
+            try encoder.send(frameIndex: Int64(sent)) { _ in packetOut() }
             sent += 1
         }
-        try encoder.encode(nil) { _ in }  // what is still in its lookahead counts too
+        try encoder.encode(nil) { _ in packetOut() }  // what is still in its lookahead counts too
         return Double(sent) / (monotonicNow() - start)
+    }
+
+    /// A measurement not over after `patience` times its `seconds` is left to end by itself,
+    /// sent no more frames and its threads put at the lowest priority, and counts as at most
+    /// what came out of it by then: at 8K with placebo one frame takes minutes, and
+    /// `record --dry-run` sat silent for over two of them measuring it.
+    public static let patience = 4.0
+
+    /// `measure` on a thread of its own, for at most `seconds * patience`: frames per second
+    /// and whether it was cut short (then at most that); nil when the encoder does not open.
+    static func measureWithin(_ settings: VideoEncoderSettings, seconds: Double) -> (fps: Double, cutShort: Bool)? {
+        struct Progress { var stop = false, packets = 0, fps: Double?, failed = false }
+        let progress = Locked(Progress())
+        let start = monotonicNow()
+        let name = "dualcam-measure"
+        let thread = OwnedThread(name: name) {
+            let fps = try? measure(settings, seconds: seconds, stop: { progress.withLock { $0.stop } },
+                                   packetOut: { progress.withLock { $0.packets += 1 } })
+            progress.withLock { $0.fps = fps; $0.failed = fps == nil }
+        }
+        if thread.join(timeout: seconds * patience) {
+            return progress.withLock { $0.fps }.map { ($0, false) }
+        }
+        let packets = progress.withLock { p in p.stop = true; return p.packets }
+        // Every thread the encoder started carries the measuring thread's name.
+        dc_lower_threads_named(name, 19)
+        return (Double(max(1, packets)) / (monotonicNow() - start), true)
     }
 
     /// Soft bands drifting across smooth gradients, with a little sensor-like grain: motion
@@ -65,6 +99,9 @@ public enum EncoderSpeed {
     public struct Trial: Codable, Sendable, Equatable {
         public var threading: EncoderThreading
         public var fps: Double
+        /// The measurement was cut short (`patience`), or not made after one was: `fps` is
+        /// at most what it makes.
+        public var cutShort: Bool? = nil
     }
 
     /// A remembered choice older than this is measured again: machines change.
@@ -113,7 +150,7 @@ public enum EncoderSpeed {
     /// keep the CPUs busy as the take starts (`LiveEncoderChoice`).
     public static func choose(_ settings: VideoEncoderSettings, candidates: [EncoderThreading], cpus: CPUAllowance,
                               rate: Double, steady: Bool = false, othersBusy: Bool = false, cache: URL?, mayMeasure: Bool = true,
-                              seconds: Double = 1.2, now: Double = Date().timeIntervalSince1970) -> LiveEncoderChoice? {
+                              seconds: Double = measuringSeconds, now: Double = Date().timeIntervalSince1970) -> LiveEncoderChoice? {
         let k = key(settings, cpus: cpus)
         let steady = steady && LiveEncoderChoice.steadyMatters(cpus: cpus.wholeCPUs)
         if let entry = table(in: cache)[k], entry.libraries == libraryIdentity, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
@@ -128,11 +165,18 @@ public enum EncoderSpeed {
         guard mayMeasure else { return nil }
         var trials: [Trial] = []
         let others = OtherProgramsLoad()
+        var bound: Double?
         for threading in candidates {
+            // After one cut short the others would be too: each counts as at most as fast.
+            if let bound {
+                trials.append(Trial(threading: threading, fps: bound, cutShort: true))
+                continue
+            }
             var s = settings
             s.threading = threading
-            guard let fps = try? measure(s, seconds: seconds) else { continue }
-            trials.append(Trial(threading: threading, fps: fps))
+            guard let (fps, cutShort) = measureWithin(s, seconds: seconds) else { continue }
+            trials.append(Trial(threading: threading, fps: fps, cutShort: cutShort ? true : nil))
+            if cutShort { bound = fps }
         }
         guard var choice = LiveEncoderChoice(trials: trials, measured: true, rate: rate, steady: steady, othersBusy: othersBusy)
         else { return nil }
