@@ -91,19 +91,20 @@ import Testing
         }
     }
 
-    /// A live encoder too slow to measure in a few seconds (8K with placebo: a frame takes
-    /// minutes) is not waited for: the plan comes within the measurement's patience, says the
-    /// figure is at most what came out by then, and that the take would go to the
-    /// intermediate. It sat silent for over two minutes before.
+    /// A live encoder too slow to measure in a few seconds (placebo at 4K: a frame takes many
+    /// seconds; at 8K, minutes) is not waited for: the plan comes once the measurement's
+    /// patience is over, says the figure is at most what came out by then, and that the take
+    /// would go to the intermediate. At 8K it sat silent for over two minutes before. The
+    /// bound leaves room for painting the clip, which in this debug build takes about 4 s.
     @Test(.timeLimit(.minutes(1)))
     func aMeasurementThatWouldTakeMinutesIsCutShort() throws {
         let dir = try TempDir()
         let started = Date()
-        let r = try run(Env.dualcam, ["record", "--back", Self.back, "--front", Reference.front, "--dry-run", "--size", "7680x4320",
+        let r = try run(Env.dualcam, ["record", "--back", Self.back, "--front", Reference.front, "--dry-run", "--size", "3840x2160",
                                       "--preset", "placebo", "-o", dir.path("never.mov")], environment: ["XDG_CACHE_HOME": dir.path("cache")])
         let took = Date().timeIntervalSince(started)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(took < EncoderSpeed.patience * EncoderSpeed.measuringSeconds + 5, "\(took) s")
+        #expect(took < EncoderSpeed.patience * EncoderSpeed.measuringSeconds + 15, "\(took) s")
         #expect(r.stdout.contains("was cut short") && r.stdout.contains("encoding: libx265 makes at most "), "\(r.stdout)")
     }
 

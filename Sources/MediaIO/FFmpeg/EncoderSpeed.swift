@@ -14,8 +14,9 @@ public enum EncoderSpeed {
     /// Encodes for about `seconds` (at least 8 frames, at most 90) and returns frames per second.
     /// `stop`: asked before each frame; true sends no more and lets the encoder finish.
     /// `packetOut`: told of each packet the encoder gives.
+    /// `begun`: told as the clock starts, the clip painted and the encoder open.
     public static func measure(_ settings: VideoEncoderSettings, seconds: Double = measuringSeconds, stop: () -> Bool = { false },
-                               packetOut: () -> Void = {}) throws(MediaError) -> Double {
+                               packetOut: () -> Void = {}, begun: () -> Void = {}) throws(MediaError) -> Double {
         var s = settings
         s.inOrder = true  // as a recording encodes
         let encoder = try VideoEncoder(settings: s)
@@ -27,6 +28,7 @@ public enum EncoderSpeed {
             return b
         }
         let start = monotonicNow()
+        begun()
         var sent = 0
         while sent < 90 && (sent < 8 || monotonicNow() - start < seconds) && !stop() {
             try encoder.canvas().copy(from: clip[sent % clip.count].view)
@@ -37,7 +39,8 @@ public enum EncoderSpeed {
         return Double(sent) / (monotonicNow() - start)
     }
 
-    /// A measurement not over after `patience` times its `seconds` is left to end by itself,
+    /// A measurement not over after `patience` times its `seconds` of encoding (the clip's
+    /// painting, slow in a debug build, not counted) is left to end by itself,
     /// sent no more frames and its threads put at the lowest priority, and counts as at most
     /// what came out of it by then: at 8K with placebo one frame takes minutes, and
     /// `record --dry-run` sat silent for over two of them measuring it.
@@ -46,22 +49,23 @@ public enum EncoderSpeed {
     /// `measure` on a thread of its own, for at most `seconds * patience`: frames per second
     /// and whether it was cut short (then at most that); nil when the encoder does not open.
     static func measureWithin(_ settings: VideoEncoderSettings, seconds: Double) -> (fps: Double, cutShort: Bool)? {
-        struct Progress { var stop = false, packets = 0, fps: Double?, failed = false }
+        struct Progress { var stop = false, packets = 0, fps: Double?, begun: Double? }
         let progress = Locked(Progress())
-        let start = monotonicNow()
         let name = "dualcam-measure"
         let thread = OwnedThread(name: name) {
             let fps = try? measure(settings, seconds: seconds, stop: { progress.withLock { $0.stop } },
-                                   packetOut: { progress.withLock { $0.packets += 1 } })
-            progress.withLock { $0.fps = fps; $0.failed = fps == nil }
+                                   packetOut: { progress.withLock { $0.packets += 1 } },
+                                   begun: { progress.withLock { $0.begun = monotonicNow() } })
+            progress.withLock { $0.fps = fps }
         }
-        if thread.join(timeout: seconds * patience) {
-            return progress.withLock { $0.fps }.map { ($0, false) }
+        while !thread.join(timeout: 0.05) {
+            guard let begun = progress.withLock({ $0.begun }), monotonicNow() - begun > seconds * patience else { continue }
+            let packets = progress.withLock { p in p.stop = true; return p.packets }
+            // Every thread the encoder started carries the measuring thread's name.
+            dc_lower_threads_named(name, 19)
+            return (Double(max(1, packets)) / (monotonicNow() - begun), true)
         }
-        let packets = progress.withLock { p in p.stop = true; return p.packets }
-        // Every thread the encoder started carries the measuring thread's name.
-        dc_lower_threads_named(name, 19)
-        return (Double(max(1, packets)) / (monotonicNow() - start), true)
+        return progress.withLock { $0.fps }.map { ($0, false) }
     }
 
     /// Soft bands drifting across smooth gradients, with a little sensor-like grain: motion
