@@ -81,7 +81,9 @@ final class IntermediateJoin {
         // encoder's follow in that form.
         prefix = NALUnits.parameterSets(UnsafeBufferPointer(start: par.extradata, count: Int(par.extradata_size)),
                                         codec: par.codec_id)?.prefix
-        let total = expectedFrames
+        // What is left to encode: the intermediate's pictures after those the take's file holds.
+        let held = expectedFrames
+        let total = held > 0 ? max(0, min(held, info.fromFrame + held - 1 - lastSlot)) : 0
         let pictureBase = pictures.stream(decoder.streamIndex).pointee.time_base
         let size = encoder.settings.size
         while try decoder.next(into: frame) {
@@ -93,8 +95,14 @@ final class IntermediateJoin {
             let stamp = f.best_effort_timestamp != AVCode.noPTS ? f.best_effort_timestamp : f.pts
             let seconds = stamp == AVCode.noPTS ? Double(framesWritten) / fps : Double(stamp) * av_q2d(pictureBase)
             let first = firstPicture ?? seconds
-            firstPicture = first
             let slot = info.fromFrame + Int(((seconds - first) * fps).rounded())
+            if firstPicture == nil, lastSlot > slot + 1 {
+                // The take's own file goes on past this (encoded while the take went on):
+                // what it holds is read, not decoded.
+                let wanted = first + (Double(lastSlot + 1 - info.fromFrame) - 0.5) / fps
+                decoder.skipPackets(before: Int64((wanted / av_q2d(pictureBase)).rounded(.down)))
+            }
+            firstPicture = first
             guard slot > lastSlot else { continue }  // never two pictures on one slot
             lastSlot = slot
             try encoder.send(frame.pointer, frameIndex: Int64(slot)) { (p) throws(MediaError) in
@@ -162,6 +170,8 @@ final class IntermediateJoin {
     /// too (the encoder handed out its packet as the take switched) is left out of the join.
     func picturesContinue(afterPictureAt seconds: Double) {
         lastSlot = max(lastSlot, Int((seconds * fps).rounded()))
+        // Its sound is copied as far as the take's pictures go, if no picture of its own follows.
+        endSlot = max(endSlot, lastSlot + 1)
     }
 
     /// Where the take's own sound ended, in `stream`'s time base: the intermediate's never

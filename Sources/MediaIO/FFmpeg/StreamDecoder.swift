@@ -20,6 +20,60 @@ final class StreamDecoder {
         codec = try input.openDecoder(stream: streamIndex, threads: threads)
     }
 
+    deinit { dropHeld() }
+
+    /// Packets read past while skipping, from the last keyframe on: decoded once the skip
+    /// ends, so the first picture wanted has its references. Each is this decoder's own copy.
+    private var held: [UnsafeMutablePointer<AVPacket>] = []
+    /// The held packets (and the one that ended the skip) due to the decoder, in order.
+    private var replaying = 0
+    private var skipBefore: Int64?
+
+    /// From here on, packets before `pts` (the stream's time base) are read but not decoded,
+    /// except those from the last keyframe before the first packet at or after it (or from
+    /// here, when no keyframe comes before it): the pictures before it cost a read, not a
+    /// decode (the join of an intermediate whose first part the take's own file holds).
+    func skipPackets(before pts: Int64) { skipBefore = pts }
+
+    private func dropHeld() {
+        for p in held {
+            var owned: UnsafeMutablePointer<AVPacket>? = p
+            av_packet_free(&owned)
+        }
+        held.removeAll()
+        replaying = 0
+    }
+
+    /// Whether the packet just read is one to hold back (the skip still on): every one since
+    /// the skip began (the decoder goes on from where it was) or since the last keyframe. When
+    /// the skip ends at it, the held packets go to the decoder before it.
+    private func holdsBack(_ p: UnsafeMutablePointer<AVPacket>) -> Bool {
+        guard let skip = skipBefore else { return false }
+        let pts = p.pointee.pts != AVCode.noPTS ? p.pointee.pts : p.pointee.dts
+        if pts != AVCode.noPTS && pts < skip {
+            if p.pointee.flags & AV_PKT_FLAG_KEY != 0 { dropHeld() }
+            held.append(allocated(av_packet_clone(p), "a packet"))
+            av_packet_unref(p)
+            return true
+        }
+        skipBefore = nil
+        guard !held.isEmpty else { return false }
+        let copy = allocated(av_packet_clone(p), "a packet")
+        av_packet_unref(p)
+        held.append(copy)
+        replaying = held.count
+        takeHeld(into: p)
+        return false
+    }
+
+    /// Moves the next held packet into `p`.
+    private func takeHeld(into p: UnsafeMutablePointer<AVPacket>) {
+        var first: UnsafeMutablePointer<AVPacket>? = held.removeFirst()
+        av_packet_move_ref(p, first!)
+        av_packet_free(&first)
+        replaying -= 1
+    }
+
     /// Damaged frames in a row past which a stream counts as undecodable, not damaged:
     /// concealing them would only spin.
     static let damagedInARowLimit = 1000
@@ -50,7 +104,9 @@ final class StreamDecoder {
     private var packetPending = false
 
     private func feed() throws(MediaError) {
-        if !packetPending {
+        if !packetPending && replaying > 0 {
+            takeHeld(into: packet.pointer)
+        } else if !packetPending {
             while true {
                 let rc = av_read_frame(input.pointer, packet.pointer)
                 if rc < 0 {
@@ -64,6 +120,7 @@ final class StreamDecoder {
                     return
                 }
                 if packet.pointer.pointee.stream_index == streamIndex {
+                    if holdsBack(packet.pointer) { continue }
                     // Cut short by the end of the file or a read error.
                     if packet.pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { damagedPackets += 1 }
                     break
