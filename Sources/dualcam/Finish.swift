@@ -137,10 +137,13 @@ struct Finish: ParsableCommand {
             throw Failure("\(rest) continues a take at \(file) after its first \(info.fromFrame) frames, but \(file) is not "
                           + "that take: \(elsewhere)")
         }
-        // The take's own file may hold a few frames the intermediate starts with (their packets
-        // came out as it switched), or lack a few a kill left inside the encoder.
+        // The take's own file may hold frames the intermediate holds too (their packets came
+        // out as it switched, and those its encoder went on with from the intermediate while
+        // the take went on), or lack a few a kill left inside the encoder.
         let frames = try MovFinalizer.videoPacketCount(file)
-        guard frames <= info.fromFrame + Self.framesAKillMayLose, info.fromFrame - frames <= Self.framesAKillMayLose else {
+        let restFrames = try MovFinalizer.videoPacketCount(rest)
+        guard frames <= info.fromFrame + max(restFrames, 0) + Self.framesAKillMayLose,
+              info.fromFrame - frames <= Self.framesAKillMayLose else {
             throw Failure("\(rest) continues \(file) after its first \(info.fromFrame) frames, but \(file) holds \(frames): "
                           + "they do not fit together; nothing was changed")
         }

@@ -52,7 +52,7 @@ struct RecordTakeOptions: ParsableArguments {
     var duration: Double?
     @Flag(help: "Start with the pictures swapped.") var swap = false
     @Option(help: ArgumentHelp("When the file's pictures are encoded: auto (as recorded while the encoder keeps up; from the moment it "
-                               + "cannot, every frame goes to OUT.intermediate.mov (take.mov.intermediate.mov for take.mov), H.264, and the rest is encoded after the stop), "
+                               + "cannot, every frame goes to OUT.intermediate.mov (take.mov.intermediate.mov for take.mov), H.264, which the encoder works through as the take goes on; what it has not reached is encoded after the stop), "
                                + "live (as recorded; frames are skipped when the encoder cannot keep up), after (every frame to the "
                                + "intermediate, all encoded after the stop). The intermediate takes about 4 MB a second of disk "
                                + "while it is written. With --stream or -o none, the encoding is live.", valueName: "auto|live|after"))

@@ -216,11 +216,13 @@ extension Record {
             let fps = choice?.fps ?? 0, atMost = choice?.trials.contains { $0.cutShort == true } == true ? "at most " : ""
             printLine("encoding: \(video.encoder) makes \(atMost)" + String(format: fps < 10 ? "%.1f" : "%.0f", fps)
                       + String(format: " fps here, under the %.0f needed: every frame goes to the intermediate (H.264) from ", rate)
-                      + "the first ones it cannot take, and the rest is encoded after the stop")
+                      + "the first ones it cannot take; the encoder works through it during the take, and what it has not "
+                      + "reached is encoded after the stop")
         case .auto:
             let speed = choice.map { String(format: "%.0f fps measured, %.0f needed", $0.fps, rate) } ?? "not measured"
             printLine("encoding: live while \(video.encoder) keeps up (\(speed)); from the first frame it cannot take, every frame "
-                      + "goes to the intermediate and the rest is encoded after the stop")
+                      + "goes to the intermediate, which the encoder works through during the take; what it has not reached is "
+                      + "encoded after the stop")
         }
         guard plan.file != nil else {
             printLine("disk: nothing written (-o none)")

@@ -116,9 +116,10 @@ struct RecordSession {
                                                s.pausedSeconds) : ""))
             if let files = s.isoFiles { printLine("each camera's own: " + files.joined(separator: ", ")) }
             if reporting.verbose, let first = s.firstFrameSeconds { printLine(String(format: "first frame %.2f s after the command", first)) }
-            if s.framesEncodedAfterStop > 0 {
-                printLine(String(format: "%d frames kept in the intermediate were encoded after the stop; the file was finished %.1f s "
-                             + "after it", s.framesEncodedAfterStop, s.finishingSeconds))
+            if s.framesEncodedAfterStop > 0 || s.framesEncodedDuringTake > 0 {
+                let during = s.framesEncodedDuringTake > 0 ? "\(s.framesEncodedDuringTake) were encoded during the take, " : ""
+                printLine(String(format: "of the frames kept in the intermediate %@%d after the stop; the file was finished %.1f s "
+                             + "after it", during, s.framesEncodedAfterStop, s.finishingSeconds))
             }
         }
         if let stream = s.stream {
@@ -198,8 +199,8 @@ final class RecordReporter: RecordObserver {
                 : "warning: \(what), \(below): with the cameras' work beside it, it may fall behind and skip frames\(advice)"
         }
         let perMinute = String(format: "up to %.0f s per minute recorded", 60 * rate / max(fps, 0.1))
-        return "note: \(what), \(below): when it falls behind, every frame still goes to the intermediate and the rest is "
-            + "encoded after the stop (\(perMinute))\(advice)"
+        return "note: \(what), \(below): when it falls behind, every frame still goes to the intermediate, which it works "
+            + "through during the take; what it has not reached is encoded after the stop (\(perMinute))\(advice)"
     }
 
     /// What would encode faster than `settings`: each only where there is such a choice.

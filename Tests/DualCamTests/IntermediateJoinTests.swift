@@ -1,3 +1,4 @@
+import CFFmpeg
 import Compositor
 import Foundation
 import MediaIO
@@ -35,4 +36,122 @@ import Testing
         #expect(slots == Array(0..<10), "pictures at slots \(slots)")
         #expect(result.videoFrames == 10)
     }
+
+    /// The take's encoder fell behind at its 10th picture: its file holds what came out of it,
+    /// the intermediate the rest (150 slots, each its own grey, keyframes every 60). The
+    /// catch-up encodes the intermediate into the take's file, once with room for every
+    /// packet, stopped when it is nearly through and finished in this process; once let go
+    /// after 135 packets (drained, then idle), and the files left as a kill leaves them for
+    /// `dualcam finish`. Either way the join after it skips what the take's file holds (from
+    /// the keyframe before, read and not encoded), and the finished file has every slot once,
+    /// each with its own picture, decoded without a message.
+    @Test(arguments: [false, true])
+    func theIntermediateEncodedDuringTheTakeIsJoinedOnce(killed: Bool) throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let path = dir.path("take.mov")
+        // Its files closed (their locks let go) as a killed process's are.
+        try Self.takeCaughtUpInPart(path, in: dir, killed: killed)
+        if killed {
+            let f = try dualcam(["finish", path])
+            try #require(f.status == 0, "\(f.stderr)")
+        }
+        let (packets, timeBase) = try Probe.packets(path, stream: "v:0")
+        let slots = packets.map { Int((Double($0.pts) * timeBase * 30).rounded()) }.sorted()
+        #expect(slots == Array(0..<150), "pictures at slots \(slots)")
+        let thumbnails = try Decode.thumbnails(path, side: 2)
+        let greys = thumbnails.map { Int($0[3]) }, textures = thumbnails.map { Int($0[0]) }
+        let expected = (0..<150).map { (Int(Self.grey($0)) - 16) * 255 / 219 }
+        let wrong = zip(greys, expected).enumerated().filter { abs($0.element.0 - $0.element.1) > 6 }.map(\.offset)
+        #expect(greys.count == 150 && wrong.isEmpty, "\(greys.count) pictures; not their slot's grey: \(wrong)")
+        let texture = textures.first ?? 0
+        let broken = textures.enumerated().filter { abs($0.element - texture) > 6 }.map(\.offset)
+        #expect(texture > 180 && broken.isEmpty, "the still half (\(texture)) changed at \(broken)")
+        let decoded = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+    }
+
+    private static func takeCaughtUpInPart(_ path: String, in dir: TempDir, killed: Bool) throws {
+        let takeID = Intermediate.newTakeID()
+        var settings = VideoEncoderSettings()
+        settings.size = Size(width: 320, height: 180)
+        settings.inOrder = true
+        // Two threads, as `finish` has at least: x265 leaves the wavefront out of its parameter
+        // sets with one, and `finish` would make pictures that cannot follow the take's.
+        settings.threading = EncoderThreading(threads: 2)
+        var metadata = MovWriter.Metadata()
+        metadata.comment = Intermediate.takeTag(takeID)
+        let file = try RecordingFile(path: path, overwrite: false, video: settings, metadata: metadata)
+        let frame = try EncoderFrame(size: settings.size)
+        try frame.prepareForWriting()
+        // The left half a still texture (bright, 160-239): a picture decoded without the ones
+        // before it would not have it. The right half its slot's grey.
+        func paint(_ slot: Int) {
+            let view = frame.view
+            view.fill(y: Self.grey(slot), u: 128, v: 128)
+            for y in 0..<view.y.height {
+                let row = view.y.row(y)
+                for x in 0..<view.y.width / 2 { row[x] = UInt8(160 + ((x * 7 + y * 13) ^ (x * y)) % 80) }
+            }
+        }
+        for slot in 0..<10 {
+            paint(slot)
+            try file.write(frame: frame, index: Int64(slot))
+        }
+        try file.writer.flushFragment()
+        let from = Int(file.encoders.lastPictureOut) + 1
+        let intermediate = try IntermediateFile(take: path, takeID: takeID, from: from, takeSettings: file.encoders.video.settings,
+                                                audio: file.encoders.audio, metadata: MovWriter.Metadata(), threads: 1)
+        var sizes: [Int] = []
+        intermediate.encoders.packetTap = { p, isVideo in if isVideo { sizes.append(Int(p.pointee.size)) } }
+        for slot in from..<150 {
+            paint(slot)
+            try intermediate.write(frame: frame, index: Int64(slot))
+        }
+        try intermediate.finishWriting()
+        let limit = killed ? sizes.prefix(135).reduce(0, +) : Int.max
+        // The same packets again, as the take would have offered them, into a catch-up that
+        // starts once they are all there: where it lets go does not depend on its speed.
+        let catchUp = try IntermediateCatchUp(intermediate: intermediate.encoders.video, take: file.encoders.video,
+                                              decoderThreads: 1, byteLimit: limit)
+        let replay = try IntermediateFile(take: dir.path("again.mov"), takeID: takeID, from: from,
+                                          takeSettings: file.encoders.video.settings, audio: try AudioEncoder(bitrate: 64_000),
+                                          metadata: MovWriter.Metadata(), threads: 1)
+        replay.encoders.packetTap = { p, isVideo in if isVideo { catchUp.offer(p) } }
+        for slot in from..<150 {
+            paint(slot)
+            try replay.write(frame: frame, index: Int64(slot))
+        }
+        try replay.finishWriting()
+        let last = file.encoders.lastPictureOut
+        catchUp.start(into: file.writer) { last }
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, !(killed ? catchUp.progress.idle : catchUp.progress.lastSlot >= 140) {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let outcome = catchUp.stop()
+        #expect(catchUp.waitUntilEnded(timeout: 10))
+        if killed {
+            #expect(outcome.idle && outcome.endedEarly?.contains("MiB") == true, "\(outcome)")
+            #expect(Int(outcome.lastSlot) == from + 134, "let go after 135 packets from \(from), the take reached \(outcome)")
+        } else {
+            #expect(outcome.endedEarly == nil && outcome.lastSlot >= 140 && outcome.lastSlot < 149, "\(outcome)")
+        }
+        #expect(outcome.frames == Int(outcome.lastSlot) + 1 - from, "\(outcome) from \(from)")
+        if killed {
+            file.writer.abandon()
+            // Beyond 120 frames past where the intermediate begins: more than a kill leaves in
+            // a take's encoder, which `finish` allowed before the catch-up.
+            #expect(try MovFinalizer.videoPacketCount(path) == Int(outcome.lastSlot) + 1)
+            #expect(Int(outcome.lastSlot) + 1 > from + 120, "\(outcome) from \(from)")
+        } else {
+            try file.finishWriting(drained: true)
+            let result = try file.finalize(rest: intermediate)
+            #expect(result.videoFrames == 150)
+        }
+    }
+
+    /// Neighbouring slots' greys differ by 37 levels (of 16-235).
+    static func grey(_ slot: Int) -> UInt8 { UInt8(20 + (slot * 37) % 200) }
 }
+

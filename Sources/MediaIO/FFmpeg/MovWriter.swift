@@ -125,7 +125,7 @@ public final class MovWriter {
         if descriptor >= 0 { Glibc.close(descriptor); descriptor = -1 }
     }
 
-    func writeVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws(MediaError) {
+    package func writeVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws(MediaError) {
         // libx265 leaves durations at 0, which would make the track one frame short.
         if packet.pointee.duration == 0 { packet.pointee.duration = 1 }
         try write(packet, stream: videoStream, from: videoTimeBase)

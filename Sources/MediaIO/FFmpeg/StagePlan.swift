@@ -97,6 +97,9 @@ public struct StagePlan: Sendable, Equatable, Codable {
         lines.append("encoder \(name): \(encoder.text(for: name))")
         if intermediate {
             lines.append("intermediate libx264: \(intermediateThreads) thread\(intermediateThreads == 1 ? "" : "s")")
+            let decoders = Self.decoderThreads(cpus: cpus.wholeCPUs)
+            lines.append("the intermediate worked through during the take by \(name): as live, at the encoders' priority, "
+                         + "its packets decoded on \(decoders) thread\(decoders == 1 ? "" : "s")")
             lines.append("after the stop \(name): \(afterStop.text(for: name))")
         }
         return lines

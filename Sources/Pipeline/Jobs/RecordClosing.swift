@@ -27,7 +27,15 @@ extension Recorder {
         var result = summary(loop)
         if loop.queue.lastSlotRefilled { result.encoderSkippedFrames -= 1 }
         result.encode = plan.file == nil ? EncodeMode.live.rawValue : plan.encode.rawValue
-        if let from = loop.opened.encoding.keeping?.switchedAt { result.framesEncodedAfterStop = max(0, clock.next - from) }
+        if let keeping = loop.opened.encoding.keeping, let from = keeping.switchedAt {
+            let caught = keeping.caughtUp
+            let reached = caught.map { $0.frames > 0 ? Int($0.lastSlot) + 1 : from } ?? from
+            result.framesEncodedAfterStop = max(0, clock.next - max(from, reached))
+            result.framesEncodedDuringTake = caught?.frames ?? 0
+            if let why = caught?.endedEarly { event("the encoding of the intermediate during the take ended early: \(why)") }
+            // The catch-up's thread ends once the frames its encoder held are done; none outlives the take.
+            keeping.catchUpEnded(timeout: 10)
+        }
         result.finishingSeconds = monotonicNow() - stoppedAt
         for report in reports {
             switch report {

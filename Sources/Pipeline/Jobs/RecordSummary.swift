@@ -48,6 +48,9 @@ public struct RecordSummary: Sendable, Codable {
     public var encode: String = "live"
     /// Frames that went to the intermediate and were encoded after the stop (0: none did).
     public var framesEncodedAfterStop: Int = 0
+    /// Frames that went to the intermediate and were encoded into the take's file while the
+    /// take went on (`IntermediateCatchUp`).
+    public var framesEncodedDuringTake: Int = 0
     /// Seconds from the stop to the finished file (encoding what the intermediate held
     /// included).
     public var finishingSeconds: Double = 0

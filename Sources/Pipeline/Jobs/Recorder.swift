@@ -155,7 +155,8 @@ package final class Recorder: Sendable {
                 if !live {
                     do {
                         keeping = try KeepingSink(file: opened, mode: plan.encode, metadata: plan.metadata, takeID: takeID,
-                                                  intermediateThreads: plan.stagePlan.intermediateThreads) { [self] in
+                                                  intermediateThreads: plan.stagePlan.intermediateThreads,
+                                                  catchUpDecoderThreads: StagePlan.decoderThreads(cpus: plan.stagePlan.cpus.wholeCPUs)) { [self] in
                             noteIntermediate(from: $0)
                         }
                     } catch {
@@ -213,7 +214,8 @@ package final class Recorder: Sendable {
             event("every frame goes to \(name) (H.264), encoded to \(plan.video.codec.displayName) after the stop (--encode after)")
         } else {
             event(String(format: "at %.2f s the %@ encoder fell behind real time: the take goes on in %@ (H.264, every frame kept); "
-                         + "the rest is encoded after the stop", Double(slot) / Double(plan.video.framesPerSecond),
+                         + "the encoder works through it as fast as it can, and what it has not reached when the take stops is "
+                         + "encoded after the stop", Double(slot) / Double(plan.video.framesPerSecond),
                          plan.video.codec.displayName, name))
         }
     }

@@ -38,11 +38,19 @@ final class KeepingSink: Sink {
     private let onSwitch: (Int) -> Void
     /// The intermediate's encoder's threads.
     private let intermediateThreads: Int
+    /// Encodes the intermediate's pictures into the take's file while the take goes on
+    /// (`--encode auto`); nil before the switch and with `after`.
+    private var catchUp: IntermediateCatchUp?
+    /// What it had done when the take stopped.
+    private(set) var caughtUp: IntermediateCatchUp.Outcome?
+    /// Its decoder's threads (`StagePlan.decoderThreads`).
+    private let catchUpDecoderThreads: Int
 
     init(file: RecordingFile, mode: EncodeMode, metadata: MovWriter.Metadata, takeID: String, intermediateThreads: Int,
-         onSwitch: @escaping (Int) -> Void) throws(MediaError) {
+         catchUpDecoderThreads: Int = 1, onSwitch: @escaping (Int) -> Void) throws(MediaError) {
         self.file = file
         self.intermediateThreads = intermediateThreads
+        self.catchUpDecoderThreads = catchUpDecoderThreads
         self.mode = mode
         self.metadata = metadata
         self.takeID = takeID
@@ -104,6 +112,7 @@ final class KeepingSink: Sink {
         let opened = try IntermediateFile(take: file.path, takeID: takeID, from: from, takeSettings: file.encoders.video.settings,
                                           audio: file.encoders.audio, metadata: metadata, threads: intermediateThreads)
         intermediate = opened
+        if mode == .auto { startCatchUp(from: opened) }
         for item in handedBack {
             switch item {
             case let .picture(frame, index): try opened.write(frame: frame, index: index)
@@ -114,8 +123,31 @@ final class KeepingSink: Sink {
         onSwitch(from)
     }
 
-    /// The worker done (the take's file then ends where the intermediate begins), the
-    /// intermediate complete, the take's file's last fragment and index written.
+    /// From the intermediate's first picture on, its packets go to the catch-up too, which
+    /// writes into the take's file once the worker has left it.
+    private func startCatchUp(from opened: IntermediateFile) {
+        guard let catchUp = try? IntermediateCatchUp(intermediate: opened.encoders.video, take: file.encoders.video,
+                                                     decoderThreads: catchUpDecoderThreads,
+                                                     byteLimit: IntermediateCatchUp.defaultByteLimit) else { return }
+        self.catchUp = catchUp
+        opened.encoders.packetTap = { packet, isVideo in if isVideo { catchUp.offer(packet) } }
+        let worker = worker
+        catchUp.start(into: file.writer) { worker.lastPictureWhenEnded() }
+    }
+
+    /// The catch-up stopped: from here on the take's file is this thread's alone.
+    private func stopCatchUp() {
+        guard let catchUp, caughtUp == nil else { return }
+        caughtUp = catchUp.stop()
+    }
+
+    /// After the take is finished: the catch-up's thread has ended (the frames its encoder
+    /// held done), within `timeout` seconds.
+    func catchUpEnded(timeout: Double) { catchUp?.waitUntilEnded(timeout: timeout) }
+
+    /// The worker done (the take's file then ends where the intermediate begins, or where the
+    /// catch-up got to), the intermediate complete, the take's file's last fragment and index
+    /// written.
     func finishWriting() throws(MediaError) {
         guard let intermediate else {
             try worker.finish()
@@ -123,6 +155,7 @@ final class KeepingSink: Sink {
         }
         if !soundHandedOver { takeSound(worker.waitForHandover()) }
         worker.waitUntilDone()
+        stopCatchUp()
         if let failure = worker.failure { throw failure }
         try intermediate.write(sound: soundWaiting, final: true)
         try intermediate.finishWriting()
@@ -131,6 +164,7 @@ final class KeepingSink: Sink {
 
     /// After a failure: what each file holds stays, playable.
     func abandon() {
+        stopCatchUp()
         worker.stop()
         intermediate?.abandon()
     }
@@ -254,6 +288,16 @@ final class BackgroundEncoder: @unchecked Sendable {
     /// Waits until the worker's thread has ended (after a detach: what came out of the encoder
     /// written out).
     func waitUntilDone() { thread?.join() }
+
+    /// From another thread than the owner's: waits until the worker has left the file (it
+    /// does nothing after handing over at its end), and returns the last slot the file holds;
+    /// nil when the worker failed.
+    func lastPictureWhenEnded() -> Int64? {
+        condition.lock(); defer { condition.unlock() }
+        while !ended { condition.wait() }
+        return failureHeld == nil ? file.encoders.lastPictureOut : nil
+    }
+
 
     /// Finishes the file's writing on the worker and waits for it.
     func finish() throws(MediaError) {
