@@ -126,6 +126,7 @@ for size in ("1920x1080", "3840x2160") if int(sys.argv[3]) > 0 else ():
     log = open(f"record-{size}.log").read()
     print(f"record {size}: {s['frames']} frames, {s['encoder_skipped_frames']} skipped, "
           f"{'fell back on the intermediate' if 'fell behind' in log else 'live all along'}, "
-          f"{s.get('frames_encoded_after_stop', 0)} encoded after the stop, finished {s.get('finishing_seconds', float('nan')):.1f} s "
+          f"{s.get('frames_encoded_during_take', 0)} of the intermediate encoded during the take, "
+          f"{s.get('frames_encoded_after_stop', 0)} after the stop, finished {s.get('finishing_seconds', float('nan')):.1f} s "
           f"after it; p99 {s['latency_p99_ms']:.1f} ms; live encoder {s['plan'].get('live_encoder_trials')}")
 PY
