@@ -49,7 +49,8 @@ import json, sys
 name, s, size, distinct, ssim, flashes, beeps, probe = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6].split(), sys.argv[7].split(), sys.argv[8]
 fl, be = [float(x) for x in flashes], [float(x) for x in beeps]
 worst = max((min(abs(b - f) for b in be) for f in fl), default=float("nan")) if be else float("nan")
-print(f"{name:12} {probe:12} frames {s['frames']:4} distinct {distinct:4} skipped {s['encoder_skipped_frames']:4} "
+print(f"{name:12} {probe:12} frames {s['frames']:4} distinct {distinct:4} repeated {s['repeated_frames']:3} "
+      f"skipped {s['encoder_skipped_frames']:4} "
       f"p50 {s['latency_p50_ms']:5.2f} p99 {s['latency_p99_ms']:6.2f} max {s['latency_max_ms']:6.1f} ms "
       f"during-take {s.get('frames_encoded_during_take', 0):4} after-stop {s.get('frames_encoded_after_stop', 0):4} finished {s.get('finishing_seconds', float('nan')):5.1f} s "
       f"size {size / 1e6:6.2f} MB SSIM {ssim:.4f} flashes {len(fl)} beeps {len(be)} worst sync {worst * 1000:5.1f} ms")
