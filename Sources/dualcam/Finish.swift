@@ -141,8 +141,8 @@ struct Finish: ParsableCommand {
         // out as it switched, and those its encoder went on with from the intermediate while
         // the take went on), or lack a few a kill left inside the encoder.
         let frames = try MovFinalizer.videoPacketCount(file)
-        let restFrames = try MovFinalizer.videoPacketCount(rest)
-        guard frames <= info.fromFrame + max(restFrames, 0) + Self.framesAKillMayLose,
+        let reach = info.fromFrame + Self.framesAKillMayLose
+        guard try frames <= reach || frames <= reach + MovFinalizer.videoPacketCount(rest),
               info.fromFrame - frames <= Self.framesAKillMayLose else {
             throw Failure("\(rest) continues \(file) after its first \(info.fromFrame) frames, but \(file) holds \(frames): "
                           + "they do not fit together; nothing was changed")

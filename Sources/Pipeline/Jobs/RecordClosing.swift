@@ -33,10 +33,11 @@ extension Recorder {
             result.framesEncodedAfterStop = max(0, clock.next - max(from, reached))
             result.framesEncodedDuringTake = caught?.frames ?? 0
             if let why = caught?.endedEarly { event("the encoding of the intermediate during the take ended early: \(why)") }
-            // The catch-up's thread ends once the frames its encoder held are done; none outlives the take.
-            keeping.catchUpEnded(timeout: 10)
         }
         result.finishingSeconds = monotonicNow() - stoppedAt
+        // The file is whole: the catch-up's thread ends once the frames its encoder held are
+        // done (at the encoders' level), rather than run on into the process's exit.
+        loop.opened.encoding.keeping?.catchUpEnded(timeout: 10)
         for report in reports {
             switch report {
             case .nothing: break
