@@ -94,8 +94,13 @@ struct Finish: ParsableCommand {
         if output != nil { try OutputPath.check(destination, overwrite: overwrite, inputs: [file, rest]) }
         let started = monotonicNow()
         let line = TerminalLine.shared
+        // Off a terminal (a log, a pipe) one line says what the wait is for.
+        let announced = Locked(line.enabled)
         let progress: JoinProgress = { done, total in
             line.update("encoding \(done)" + (total > 0 ? "/\(total)" : "") + " frames of \(rest)")
+            if announced.withLock({ was in defer { was = true }; return !was }) {
+                printLine("encoding " + (total > 0 ? "\(total) frames" : "the frames") + " of \(rest) to join them to \(file)")
+            }
         }
         let r: MovFinalizer.Result
         if alone {

@@ -117,9 +117,10 @@ struct RecordSession {
             if let files = s.isoFiles { printLine("each camera's own: " + files.joined(separator: ", ")) }
             if reporting.verbose, let first = s.firstFrameSeconds { printLine(String(format: "first frame %.2f s after the command", first)) }
             if s.framesEncodedAfterStop > 0 || s.framesEncodedDuringTake > 0 {
-                let during = s.framesEncodedDuringTake > 0 ? "\(s.framesEncodedDuringTake) were encoded during the take, " : ""
-                printLine(String(format: "of the frames kept in the intermediate %@%d after the stop; the file was finished %.1f s "
-                             + "after it", during, s.framesEncodedAfterStop, s.finishingSeconds))
+                let from = s.intermediateFromFrame.map { "from frame \($0) on the take went to the intermediate: " } ?? ""
+                let during = s.framesEncodedDuringTake > 0 ? "\(s.framesEncodedDuringTake) of its frames were encoded during the take, " : ""
+                printLine(String(format: "%@%@%d after the stop; the file was finished %.1f s after it", from, during,
+                                 s.framesEncodedAfterStop, s.finishingSeconds))
             }
         }
         if let stream = s.stream {
@@ -168,8 +169,16 @@ final class RecordReporter: RecordObserver {
     func willStart() {
         if !quiet, let speed, let warning = Self.speedWarning(speed.settings, fps: speed.fps, encode: encode) { say(warning) }
     }
+    /// Whether the encoding after the stop was announced (off a terminal, once).
+    private let announcedAfterStop = Locked(false)
     func encodingAfterStop(done: Int, total: Int, seconds: Double) {
-        guard showsStatus else { return }
+        guard showsStatus else {
+            if !quiet, announcedAfterStop.withLock({ was in defer { was = true }; return !was }) {
+                say("stopped: encoding the " + (total > 0 ? "\(total) frames" : "frames") + " the encoder had not reached in the "
+                    + "intermediate; the file is finished after them")
+            }
+            return
+        }
         let fps = seconds > 0 ? Double(done) / seconds : 0
         var text = "encoding after the stop: \(done)" + (total > 0 ? "/\(total)" : "") + String(format: " frames, %.1f fps", fps)
         if total > done, fps > 0 { text += String(format: ", about %.0f s left", Double(total - done) / fps) }

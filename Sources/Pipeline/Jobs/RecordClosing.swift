@@ -32,6 +32,7 @@ extension Recorder {
             let reached = caught.map { $0.frames > 0 ? Int($0.lastSlot) + 1 : from } ?? from
             result.framesEncodedAfterStop = max(0, clock.next - max(from, reached))
             result.framesEncodedDuringTake = caught?.frames ?? 0
+            result.intermediateFromFrame = from
             if let why = caught?.endedEarly { event("the encoding of the intermediate during the take ended early: \(why)") }
         }
         result.finishingSeconds = monotonicNow() - stoppedAt

@@ -51,6 +51,9 @@ public struct RecordSummary: Sendable, Codable {
     /// Frames that went to the intermediate and were encoded into the take's file while the
     /// take went on (`IntermediateCatchUp`).
     public var framesEncodedDuringTake: Int = 0
+    /// The first frame that went to the intermediate (nil: none did); the frames before it
+    /// were encoded live.
+    public var intermediateFromFrame: Int?
     /// Seconds from the stop to the finished file (encoding what the intermediate held
     /// included).
     public var finishingSeconds: Double = 0
