@@ -77,8 +77,12 @@ import Testing
         settings.size = Size(width: 320, height: 180)
         settings.inOrder = true
         // Two threads, as `finish` has at least: x265 leaves the wavefront out of its parameter
-        // sets with one, and `finish` would make pictures that cannot follow the take's.
-        settings.threading = EncoderThreading(threads: 2)
+        // sets with one, and `finish` would make pictures that cannot follow the take's. Two
+        // frame threads, as a live take on two CPUs has them and `finish` does not: x265 says
+        // its options (threads included) in an SEI beside the parameter sets, which is no
+        // reason for pictures not to follow the take's (an attacker's trial: every take killed
+        // after a switch later than its first frame was refused).
+        settings.threading = EncoderThreading(threads: 2, frameThreads: 2)
         var metadata = MovWriter.Metadata()
         metadata.comment = Intermediate.takeTag(takeID)
         let file = try RecordingFile(path: path, overwrite: false, video: settings, metadata: metadata)

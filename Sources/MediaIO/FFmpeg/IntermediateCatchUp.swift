@@ -60,8 +60,8 @@ public final class IntermediateCatchUp: @unchecked Sendable {
         pictureBase = intermediate.timeBase
         settings = take.settings
         let ctx = take.context.pointer.pointee
-        takeParameterSets = NALUnits.parameterSets(UnsafeBufferPointer(start: ctx.extradata, count: Int(ctx.extradata_size)),
-                                                   codec: ctx.codec_id)?.units.map(Array.init)
+        takeParameterSets = NALUnits.decodingParameterSets(UnsafeBufferPointer(start: ctx.extradata, count: Int(ctx.extradata_size)),
+                                                           codec: ctx.codec_id)
         self.decoderThreads = Int32(decoderThreads)
         self.byteLimit = byteLimit
         try check(avcodec_parameters_from_context(pictures, intermediate.context.pointer)) {
@@ -242,9 +242,9 @@ public final class IntermediateCatchUp: @unchecked Sendable {
             try VideoEncoder(settings: opening)
         }
         let ours = encoder.context.pointer.pointee
-        let sets = NALUnits.parameterSets(UnsafeBufferPointer(start: ours.extradata, count: Int(ours.extradata_size)),
-                                          codec: ours.codec_id)?.units.map(Array.init)
-        guard let sets, sets == takeParameterSets else {
+        let sets = NALUnits.decodingParameterSets(UnsafeBufferPointer(start: ours.extradata, count: Int(ours.extradata_size)),
+                                                  codec: ours.codec_id)
+        guard let sets, !sets.isEmpty, sets == takeParameterSets else {
             throw .encoderFailed(name: settings.encoder, reason: "its parameter sets are not the take's")
         }
         return (decoder, encoder)

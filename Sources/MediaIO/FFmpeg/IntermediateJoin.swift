@@ -56,11 +56,12 @@ final class IntermediateJoin {
     func continues(_ stream: UnsafeMutablePointer<AVStream>) -> Bool {
         let ours = encoder.context.pointer.pointee, theirs = stream.pointee.codecpar.pointee
         guard ours.width == theirs.width, ours.height == theirs.height, ours.codec_id == theirs.codec_id,
-              let mine = NALUnits.parameterSets(UnsafeBufferPointer(start: ours.extradata, count: Int(ours.extradata_size)),
-                                                codec: ours.codec_id),
-              let taken = NALUnits.parameterSets(UnsafeBufferPointer(start: theirs.extradata, count: Int(theirs.extradata_size)),
-                                                 codec: theirs.codec_id) else { return false }
-        return mine.units.map(Array.init) == taken.units.map(Array.init)
+              let mine = NALUnits.decodingParameterSets(UnsafeBufferPointer(start: ours.extradata, count: Int(ours.extradata_size)),
+                                                        codec: ours.codec_id),
+              let taken = NALUnits.decodingParameterSets(UnsafeBufferPointer(start: theirs.extradata,
+                                                                             count: Int(theirs.extradata_size)), codec: theirs.codec_id)
+        else { return false }
+        return mine == taken
     }
 
     /// Pictures it holds, as far as the file says (0 when it does not).

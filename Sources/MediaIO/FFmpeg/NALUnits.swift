@@ -64,6 +64,24 @@ enum NALUnits {
         return (units, Int(b[4] & 3) + 1)
     }
 
+    /// What a decoder of the track reads from its extradata (HEVC's VPS, SPS and PPS; H.264's
+    /// SPS and PPS; another codec's whole header), in either form, in order; nil when it cannot be read. Two encoders whose
+    /// units these are the same make packets that follow each other in one track. x265's
+    /// extradata also holds an SEI that spells out its options, threads included (a take
+    /// recorded with two frame threads and finished by `finish` without them differ there
+    /// alone): that says nothing about the pictures.
+    static func decodingParameterSets(_ extradata: UnsafeBufferPointer<UInt8>, codec: AVCodecID) -> [[UInt8]]? {
+        guard let units = parameterSets(extradata, codec: codec)?.units else { return nil }
+        return units.filter { unit in
+            guard let first = unit.first else { return false }
+            switch codec {
+            case AV_CODEC_ID_HEVC: return (32...34).contains((first >> 1) & 0x3F)
+            case AV_CODEC_ID_H264: return [7, 8].contains(first & 0x1F)
+            default: return true  // another codec's header, as it is
+            }
+        }.map(Array.init)
+    }
+
     /// Rewrites `packet` (Annex B) with each unit behind a big-endian length of `prefix` bytes.
     static func lengthPrefixed(_ packet: UnsafeMutablePointer<AVPacket>, prefix: Int) throws(MediaError) {
         guard let data = packet.pointee.data else { return }

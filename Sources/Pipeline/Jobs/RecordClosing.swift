@@ -116,9 +116,12 @@ extension Recorder {
         let rest = keeping?.intermediate
         if let rest, !rest.isAtItsName {
             let at = Double(rest.info.fromFrame) / Double(clock.fps)
+            // What the encoder reached of it during the take is in the file, without its sound.
+            let held = keeping?.caughtUp.flatMap { $0.frames > 0 ? Double($0.lastSlot + 1) / Double(clock.fps) : nil }
+            let holds = held.map { String(format: "the file holds %.1f s of picture, its sound only the %.1f s before it", $0, at) }
+                ?? String(format: "the file holds the %.1f s before it", at)
             throw .notFinalized(path: file.keepAsItIs(), seconds: seconds, reason: String(
-                format: "%@, which held the take from %.1f s on, was moved or removed while recording; the file holds the %.1f s "
-                + "before it", rest.path, at, at))
+                format: "%@, which held the take from %.1f s on, was moved or removed while recording; %@", rest.path, at, holds))
         }
         let started = monotonicNow()
         do throws(MediaError) {
