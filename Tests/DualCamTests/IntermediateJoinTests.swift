@@ -76,10 +76,8 @@ import Testing
         var settings = VideoEncoderSettings()
         settings.size = Size(width: 320, height: 180)
         settings.inOrder = true
-        // Two threads, as `finish` has at least: x265 leaves the wavefront out of its parameter
-        // sets with one, and `finish` would make pictures that cannot follow the take's. Two
-        // frame threads, as a live take on two CPUs has them and `finish` does not: x265 says
-        // its options (threads included) in an SEI beside the parameter sets, which is no
+        // Two frame threads, as a live take on two CPUs has them and `finish` does not: x265
+        // says its options (threads included) in an SEI beside the parameter sets, which is no
         // reason for pictures not to follow the take's (an attacker's trial: every take killed
         // after a switch later than its first frame was refused).
         settings.threading = EncoderThreading(threads: 2, frameThreads: 2)
