@@ -85,50 +85,61 @@ import Testing
     }
 
     /// 1080p x265 beside six busy processes runs well under real time on two cores (beside
-    /// two, with its threads at the process's level as a live take has them, it kept up). A take
-    /// must not be lost to that: killed (SIGKILL) at 8 s, the file holds most of it (at least
-    /// 4.5 s of picture and sound); stopped (SIGINT) at 20 s, it exits within 5 s with a finished file,
-    /// having skipped frames, its memory at 20 s within 10 % of what it was at 5 s.
+    /// two, with its threads at the process's level as a live take has them, it kept up); on a
+    /// faster two-core machine (an AVX-512 host: 0 of 582 frames skipped beside six) it takes
+    /// twelve. A take must not be lost to that: stopped (SIGINT) at 20 s, it exits within 5 s
+    /// with a finished file, having skipped frames, its memory at 20 s within 10 % of what it
+    /// was at 5 s; killed (SIGKILL) at 8 s beside as many, the file holds most of it (at least
+    /// 4.5 s of picture and sound). Six first; twelve only where six left the encoder in time,
+    /// so the premise holds wherever it runs.
     @Test(.timeLimit(.minutes(3)))
     func aTakeOnAMachineTooBusyForTheEncoderIsKept() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let killed = dir.path("killed.mov"), stopped = dir.path("stopped.mov")
         let options = ["record", "--back", try Self.camera(in: dir, seconds: 30), "--front", Reference.front,
-                       "--skip-speed-check", "--encode", "live", "--json"]
-        try Self.withBusyCores(6) {
-            let k = try dualcam(options + ["-o", killed]) { p in
-                Thread.sleep(forTimeInterval: 8)
-                kill(p.processIdentifier, SIGKILL)
-            }
-            #expect(k.status != 0)
-            let video = try Self.packetsEnd(killed, stream: "v:0"), audio = try Self.packetsEnd(killed, stream: "a:0")
-            print(String(format: "killed at 8 s: %.2f s of picture, %.2f s of sound kept", video, audio))
-            // What is lost: half a second of backlog, the frame being encoded and the few in
-            // x265's lookahead (each standing for several skipped slots here), and the
-            // fragment being built. Measured 6.1-6.6 s kept (1080p, the encoder at about 20
-            // fps); 4.4-5.1 while x265's pool ran 10 below the rest of the encoder.
-            #expect(video >= 4.5 && audio >= 4.5, "killed at 8 s: \(video) s of picture, \(audio) s of sound")
+                       "--skip-speed-check", "--encode", "live", "--json", "--overwrite"]
+        for busy in [6, 12] {
+            let keptUp = try Self.withBusyCores(busy) { () throws -> Bool in
+                var memory: [Int] = [], stopTook = 0.0
+                let s = try dualcam(options + ["-o", stopped]) { p in
+                    Thread.sleep(forTimeInterval: 5)
+                    memory.append(Self.residentKB(p.processIdentifier) ?? 0)
+                    Thread.sleep(forTimeInterval: 15)
+                    memory.append(Self.residentKB(p.processIdentifier) ?? 0)
+                    let asked = ProcessInfo.processInfo.systemUptime
+                    kill(p.processIdentifier, SIGINT)
+                    p.waitUntilExit()
+                    stopTook = ProcessInfo.processInfo.systemUptime - asked
+                }
+                print(String(format: "beside %d: stopped at 20 s: exited in %.2f s; resident %d kB at 5 s, %d kB at 20 s", busy, stopTook,
+                             memory[0], memory[1]))
+                #expect(s.status == 0 || s.status == 130, "\(s.stderr)")
+                #expect(stopTook < 5, "the stop took \(stopTook) s")
+                #expect(memory.count == 2 && Double(memory[1]) <= 1.1 * Double(memory[0]), "resident kB at 5 s and 20 s: \(memory)")
+                try Self.expectRegularFaststart(stopped)
+                #expect(try Self.packetsEnd(stopped, stream: "v:0") > 15)
+                let summary = try #require(try JSONSerialization.jsonObject(with: Data(s.stdout.utf8)) as? [String: Any], "\(s.stderr)")
+                let skipped = summary["encoder_skipped_frames"] as? Int ?? 0
+                if skipped == 0 && busy < 12 { return true }
+                #expect(skipped > 0, "the encoder kept up beside \(busy): nothing here was tested \(summary)")
 
-            var memory: [Int] = [], stopTook = 0.0
-            let s = try dualcam(options + ["-o", stopped]) { p in
-                Thread.sleep(forTimeInterval: 5)
-                memory.append(Self.residentKB(p.processIdentifier) ?? 0)
-                Thread.sleep(forTimeInterval: 15)
-                memory.append(Self.residentKB(p.processIdentifier) ?? 0)
-                let asked = ProcessInfo.processInfo.systemUptime
-                kill(p.processIdentifier, SIGINT)
-                p.waitUntilExit()
-                stopTook = ProcessInfo.processInfo.systemUptime - asked
+                let k = try dualcam(options + ["-o", killed]) { p in
+                    Thread.sleep(forTimeInterval: 8)
+                    kill(p.processIdentifier, SIGKILL)
+                }
+                #expect(k.status != 0)
+                let video = try Self.packetsEnd(killed, stream: "v:0"), audio = try Self.packetsEnd(killed, stream: "a:0")
+                print(String(format: "beside %d: killed at 8 s: %.2f s of picture, %.2f s of sound kept", busy, video, audio))
+                // What is lost: half a second of backlog, the frame being encoded and the few in
+                // x265's lookahead (each standing for several skipped slots here), and the
+                // fragment being built. Measured 6.1-6.6 s kept (1080p, the encoder at about 20
+                // fps, beside six); 4.4-5.1 while x265's pool ran 10 below the rest of the
+                // encoder; 5.1-5.3 beside twelve on the AVX-512 host.
+                #expect(video >= 4.5 && audio >= 4.5, "killed at 8 s: \(video) s of picture, \(audio) s of sound")
+                return false
             }
-            print(String(format: "stopped at 20 s: exited in %.2f s; resident %d kB at 5 s, %d kB at 20 s", stopTook, memory[0], memory[1]))
-            #expect(s.status == 0 || s.status == 130, "\(s.stderr)")
-            #expect(stopTook < 5, "the stop took \(stopTook) s")
-            #expect(memory.count == 2 && Double(memory[1]) <= 1.1 * Double(memory[0]), "resident kB at 5 s and 20 s: \(memory)")
-            let summary = try #require(try JSONSerialization.jsonObject(with: Data(s.stdout.utf8)) as? [String: Any], "\(s.stderr)")
-            #expect((summary["encoder_skipped_frames"] as? Int ?? 0) > 0, "the encoder kept up: nothing here was tested \(summary)")
-            try Self.expectRegularFaststart(stopped)
-            #expect(try Self.packetsEnd(stopped, stream: "v:0") > 15)
+            if !keptUp { break }
         }
     }
 
