@@ -14,15 +14,11 @@ import Testing
     @Test func aPictureBothFilesHoldIsJoinedOnce() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let path = dir.path("take.mov"), takeID = Intermediate.newTakeID()
+        let path = dir.path("take.mov")
         var settings = VideoEncoderSettings()
         settings.encoder = "mpeg4"
         settings.size = Size(width: 320, height: 180)
-        var metadata = MovWriter.Metadata()
-        metadata.comment = Intermediate.takeTag(takeID)
-        let file = try RecordingFile(path: path, overwrite: false, video: settings, metadata: metadata)
-        let frame = try EncoderFrame(size: settings.size)
-        try frame.prepareForWriting()
+        let (file, frame, takeID) = try Self.take(path, settings)
         try file.write(frame: frame, index: 0)
         try file.writer.flushFragment()
         let intermediate = try IntermediateFile(take: path, takeID: takeID, from: 0, takeSettings: file.encoders.video.settings,
@@ -71,8 +67,19 @@ import Testing
         #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
     }
 
-    private static func takeCaughtUpInPart(_ path: String, in dir: TempDir, killed: Bool) throws {
+    /// A take's file at `path` as a recording makes it (its identity in its tag), and a frame
+    /// of its size to paint.
+    private static func take(_ path: String, _ settings: VideoEncoderSettings) throws -> (RecordingFile, EncoderFrame, String) {
         let takeID = Intermediate.newTakeID()
+        var metadata = MovWriter.Metadata()
+        metadata.comment = Intermediate.takeTag(takeID)
+        let file = try RecordingFile(path: path, overwrite: false, video: settings, metadata: metadata)
+        let frame = try EncoderFrame(size: settings.size)
+        try frame.prepareForWriting()
+        return (file, frame, takeID)
+    }
+
+    private static func takeCaughtUpInPart(_ path: String, in dir: TempDir, killed: Bool) throws {
         var settings = VideoEncoderSettings()
         settings.size = Size(width: 320, height: 180)
         settings.inOrder = true
@@ -81,11 +88,7 @@ import Testing
         // reason for pictures not to follow the take's (an attacker's trial: every take killed
         // after a switch later than its first frame was refused).
         settings.threading = EncoderThreading(threads: 2, frameThreads: 2)
-        var metadata = MovWriter.Metadata()
-        metadata.comment = Intermediate.takeTag(takeID)
-        let file = try RecordingFile(path: path, overwrite: false, video: settings, metadata: metadata)
-        let frame = try EncoderFrame(size: settings.size)
-        try frame.prepareForWriting()
+        let (file, frame, takeID) = try Self.take(path, settings)
         // The left half a still texture (bright, 160-239): a picture decoded without the ones
         // before it would not have it. The right half its slot's grey.
         func paint(_ slot: Int) {
