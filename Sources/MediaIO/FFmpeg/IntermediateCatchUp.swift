@@ -59,9 +59,7 @@ public final class IntermediateCatchUp: @unchecked Sendable {
         pictures = allocated(avcodec_parameters_alloc(), "codec parameters")
         pictureBase = intermediate.timeBase
         settings = take.settings
-        let ctx = take.context.pointer.pointee
-        takeParameterSets = NALUnits.decodingParameterSets(UnsafeBufferPointer(start: ctx.extradata, count: Int(ctx.extradata_size)),
-                                                           codec: ctx.codec_id)
+        takeParameterSets = NALUnits.decodingParameterSets(of: take.context.pointer.pointee)
         self.decoderThreads = Int32(decoderThreads)
         self.byteLimit = byteLimit
         try check(avcodec_parameters_from_context(pictures, intermediate.context.pointer)) {
@@ -241,10 +239,7 @@ public final class IntermediateCatchUp: @unchecked Sendable {
         let encoder = try ThreadPriority.madeAtEncoderLevel(poolThreads: opening.poolThreads) { () throws(MediaError) in
             try VideoEncoder(settings: opening)
         }
-        let ours = encoder.context.pointer.pointee
-        let sets = NALUnits.decodingParameterSets(UnsafeBufferPointer(start: ours.extradata, count: Int(ours.extradata_size)),
-                                                  codec: ours.codec_id)
-        guard let sets, !sets.isEmpty, sets == takeParameterSets else {
+        guard let sets = NALUnits.decodingParameterSets(of: encoder.context.pointer.pointee), !sets.isEmpty, sets == takeParameterSets else {
             throw .encoderFailed(name: settings.encoder, reason: "its parameter sets are not the take's")
         }
         return (decoder, encoder)

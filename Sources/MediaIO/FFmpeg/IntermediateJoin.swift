@@ -56,10 +56,7 @@ final class IntermediateJoin {
     func continues(_ stream: UnsafeMutablePointer<AVStream>) -> Bool {
         let ours = encoder.context.pointer.pointee, theirs = stream.pointee.codecpar.pointee
         guard ours.width == theirs.width, ours.height == theirs.height, ours.codec_id == theirs.codec_id,
-              let mine = NALUnits.decodingParameterSets(UnsafeBufferPointer(start: ours.extradata, count: Int(ours.extradata_size)),
-                                                        codec: ours.codec_id),
-              let taken = NALUnits.decodingParameterSets(UnsafeBufferPointer(start: theirs.extradata,
-                                                                             count: Int(theirs.extradata_size)), codec: theirs.codec_id)
+              let mine = NALUnits.decodingParameterSets(of: ours), let taken = NALUnits.decodingParameterSets(of: theirs)
         else { return false }
         return mine == taken
     }

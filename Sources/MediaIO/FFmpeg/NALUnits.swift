@@ -70,6 +70,15 @@ enum NALUnits {
     /// extradata also holds an SEI that spells out its options, threads included (a take
     /// recorded with two frame threads and finished by `finish` without them differ there
     /// alone): that says nothing about the pictures.
+    static func decodingParameterSets(of encoder: AVCodecContext) -> [[UInt8]]? {
+        decodingParameterSets(UnsafeBufferPointer(start: encoder.extradata, count: Int(encoder.extradata_size)), codec: encoder.codec_id)
+    }
+
+    /// The same of a stream (a file's track).
+    static func decodingParameterSets(of stream: AVCodecParameters) -> [[UInt8]]? {
+        decodingParameterSets(UnsafeBufferPointer(start: stream.extradata, count: Int(stream.extradata_size)), codec: stream.codec_id)
+    }
+
     static func decodingParameterSets(_ extradata: UnsafeBufferPointer<UInt8>, codec: AVCodecID) -> [[UInt8]]? {
         guard let units = parameterSets(extradata, codec: codec)?.units else { return nil }
         return units.filter { unit in

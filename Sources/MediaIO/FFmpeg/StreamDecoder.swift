@@ -23,10 +23,8 @@ final class StreamDecoder {
     deinit { dropHeld() }
 
     /// Packets read past while skipping, from the last keyframe on: decoded once the skip
-    /// ends, so the first picture wanted has its references. Each is this decoder's own copy.
+    /// ends (with the packet that ended it), so the first picture wanted has its references.
     private var held: [UnsafeMutablePointer<AVPacket>] = []
-    /// The held packets (and the one that ended the skip) due to the decoder, in order.
-    private var replaying = 0
     private var skipBefore: Int64?
 
     /// From here on, packets before `pts` (the stream's time base) are read but not decoded,
@@ -41,7 +39,13 @@ final class StreamDecoder {
             av_packet_free(&owned)
         }
         held.removeAll()
-        replaying = 0
+    }
+
+    /// Moves `p`'s packet to the end of `held`.
+    private func hold(_ p: UnsafeMutablePointer<AVPacket>) {
+        let kept = allocated(av_packet_alloc(), "a packet")
+        av_packet_move_ref(kept, p)
+        held.append(kept)
     }
 
     /// Whether the packet just read is one to hold back (the skip still on): every one since
@@ -52,16 +56,12 @@ final class StreamDecoder {
         let pts = p.pointee.pts != AVCode.noPTS ? p.pointee.pts : p.pointee.dts
         if pts != AVCode.noPTS && pts < skip {
             if p.pointee.flags & AV_PKT_FLAG_KEY != 0 { dropHeld() }
-            held.append(allocated(av_packet_clone(p), "a packet"))
-            av_packet_unref(p)
+            hold(p)
             return true
         }
         skipBefore = nil
         guard !held.isEmpty else { return false }
-        let copy = allocated(av_packet_clone(p), "a packet")
-        av_packet_unref(p)
-        held.append(copy)
-        replaying = held.count
+        hold(p)
         takeHeld(into: p)
         return false
     }
@@ -71,7 +71,6 @@ final class StreamDecoder {
         var first: UnsafeMutablePointer<AVPacket>? = held.removeFirst()
         av_packet_move_ref(p, first!)
         av_packet_free(&first)
-        replaying -= 1
     }
 
     /// Damaged frames in a row past which a stream counts as undecodable, not damaged:
@@ -104,7 +103,7 @@ final class StreamDecoder {
     private var packetPending = false
 
     private func feed() throws(MediaError) {
-        if !packetPending && replaying > 0 {
+        if !packetPending && skipBefore == nil && !held.isEmpty {
             takeHeld(into: packet.pointer)
         } else if !packetPending {
             while true {

@@ -298,7 +298,6 @@ final class BackgroundEncoder: @unchecked Sendable {
         return failureHeld == nil ? file.encoders.lastPictureOut : nil
     }
 
-
     /// Finishes the file's writing on the worker and waits for it.
     func finish() throws(MediaError) {
         send(.finish)
