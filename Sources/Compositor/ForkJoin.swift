@@ -1,20 +1,21 @@
 import Dispatch
 import Foundation
 
-/// Work split in two, over rows: one half on the caller's thread, the other on a worker
-/// thread that sleeps between calls. Cold frames are bound by how many cache misses a core
-/// keeps in flight, so a second core nearly halves a frame-sized pass.
+/// Work split over rows into parts: part 0 on the caller's thread, each other part on a
+/// worker thread that sleeps between calls. Cold frames are bound by how many cache misses a
+/// core keeps in flight, so a second core nearly halves a frame-sized pass, and a 4K frame
+/// has rows enough for more.
 public protocol ForkJoinJob: AnyObject {
-    /// Does half 0 (the top) or 1 (the bottom) of the work.
-    func run(half: Int)
+    /// Does part `part` (0 the top) of `parts`.
+    func run(part: Int, of parts: Int)
 }
 
 /// Runs `ForkJoinJob`s. A job is an object its owner keeps and refills every frame:
 /// nothing is allocated per call (a closure capturing the frame's values was, once per call).
 // Sendable: the job is set before `go` is signalled and read after; `done` orders the return (semaphores).
 public final class ForkJoin: @unchecked Sendable {
-    /// What the worker thread holds: never the ForkJoin itself, so it can be torn down while
-    /// the worker sleeps.
+    /// What a worker thread holds: never the ForkJoin itself, so it can be torn down while
+    /// the workers sleep.
     // Sendable: as ForkJoin: `job` and `stopping` are written before `go` is signalled.
     private final class Worker: @unchecked Sendable {
         let go = DispatchSemaphore(value: 0)
@@ -23,12 +24,12 @@ public final class ForkJoin: @unchecked Sendable {
         /// The current call's job; set only while `run` waits for it.
         var job: ForkJoinJob?
 
-        init(name: String) {
+        init(name: String, part: Int, of parts: Int) {
             let thread = Thread { [self] in
                 while true {
                     go.wait()
                     if stopping { done.signal(); return }
-                    job?.run(half: 1)
+                    job?.run(part: part, of: parts)
                     done.signal()
                 }
             }
@@ -37,25 +38,38 @@ public final class ForkJoin: @unchecked Sendable {
         }
     }
 
-    private let worker: Worker
+    /// How many parts each job is split into: the caller's and one per worker.
+    public let parts: Int
+    private let workers: [Worker]
 
-    public init(name: String) { worker = Worker(name: name) }
+    public init(name: String, parts: Int = 2) {
+        self.parts = max(2, parts)
+        workers = (1..<self.parts).map { Worker(name: name, part: $0, of: max(2, parts)) }
+    }
 
     deinit {
-        worker.stopping = true
-        worker.go.signal()
-        worker.done.wait()
+        for worker in workers {
+            worker.stopping = true
+            worker.go.signal()
+            worker.done.wait()
+        }
     }
 
-    /// Runs half 0 of `job` on this thread and half 1 on the worker; returns when both have.
+    /// Runs part 0 of `job` on this thread and the others on the workers; returns when all have.
     public func run(_ job: ForkJoinJob) {
-        worker.job = job
-        worker.go.signal()
-        job.run(half: 0)
-        worker.done.wait()
-        worker.job = nil
+        for worker in workers {
+            worker.job = job
+            worker.go.signal()
+        }
+        job.run(part: 0, of: parts)
+        for worker in workers {
+            worker.done.wait()
+            worker.job = nil
+        }
     }
 
-    /// Half `half` of `count` rows split in two.
-    public static func rows(_ half: Int, of count: Int) -> Range<Int> { half == 0 ? 0..<count / 2 : count / 2..<count }
+    /// Part `part` of `count` rows split into `parts` as evenly as rows allow.
+    public static func rows(_ part: Int, of count: Int, parts: Int = 2) -> Range<Int> {
+        count * part / parts..<count * (part + 1) / parts
+    }
 }

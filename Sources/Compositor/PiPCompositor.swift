@@ -74,8 +74,8 @@ public final class PiPCompositor: @unchecked Sendable {
 /// Scales a picture (aspect-filled) into a rectangle of another and converts its colours to
 /// the output matrix: the one drawing operation every placement, the preview and each
 /// camera's own file (`record --iso`) use. Scale plans are built on first sight of a source
-/// size and reused, so steady-state drawing allocates nothing. With `threads: 2` a large
-/// placement's rows are split between the caller and a worker thread (`ForkJoin`).
+/// size and reused, so steady-state drawing allocates nothing. With `threads` above one a
+/// large placement's rows are split between the caller and worker threads (`ForkJoin`).
 // Sendable: one drawing thread at a time: its plans and scratch are that thread's, its worker gets rows through ForkJoin's semaphores.
 public final class PictureScaler: @unchecked Sendable {
     /// The picture drawn into: what counts as a large placement is measured against it.
@@ -91,22 +91,27 @@ public final class PictureScaler: @unchecked Sendable {
     private var conversions: [YCbCrMatrix: ColorConversion] = [:]
     private var scratch: UnsafeMutablePointer<UInt8>
     private var scratchCount: Int
-    private let simdScratch = [ResampleScratch(), ResampleScratch()]
+    /// One per part of a split placement.
+    private let simdScratch: [ResampleScratch]
     private var fork: ForkJoin?
     private lazy var placement = Placement(self)
 
-    /// One placement's rows for the two threads, refilled for every split placement.
+    /// One placement's rows for the threads, refilled for every split placement.
     private final class Placement: ForkJoinJob {
         unowned let scaler: PictureScaler
         var picture: SourcePicture?, rect = Rect(x: 0, y: 0, width: 0, height: 0), output: I420View?, plan: ScalePlan?
         init(_ scaler: PictureScaler) { self.scaler = scaler }
-        func run(half: Int) { scaler.placeRows(picture!, in: rect, of: output!, plan: plan!, half: half) }
+        func run(part: Int, of parts: Int) { scaler.placeRows(picture!, in: rect, of: output!, plan: plan!, part: part, of: parts) }
     }
+
+    /// The most threads a placement is split over: rows enough for each at 8K.
+    public static let maxThreads = 8
 
     public init(canvas: Size, kernels: KernelVariant = .simd, threads: Int = 1) {
         self.canvas = canvas
         self.kernels = kernels
-        self.threads = kernels == .simd ? min(max(threads, 1), 2) : 1
+        self.threads = kernels == .simd ? min(max(threads, 1), Self.maxThreads) : 1
+        simdScratch = (0..<self.threads).map { _ in ResampleScratch() }
         scratchCount = 4096
         scratch = .allocate(capacity: scratchCount)
         for m in YCbCrMatrix.allCases {
@@ -130,25 +135,26 @@ public final class PictureScaler: @unchecked Sendable {
         // inset is bound by memory, which two threads here share (measured: slower on two
         // threads), and pays the hand-off for nothing.
         let quarterCanvas = canvas.width * canvas.height / 4
-        if threads == 2 && max(rect.width * rect.height, Int(plan.crop.width * plan.crop.height)) >= quarterCanvas {
-            if fork == nil { fork = ForkJoin(name: "dualcam-compositor") }
+        if threads > 1 && max(rect.width * rect.height, Int(plan.crop.width * plan.crop.height)) >= quarterCanvas {
+            if fork == nil { fork = ForkJoin(name: "dualcam-compositor", parts: threads) }
             (placement.picture, placement.rect, placement.output, placement.plan) = (picture, rect, output, plan)
             fork!.run(placement)
             (placement.picture, placement.output, placement.plan) = (nil, nil, nil)
         } else {
-            placeRows(picture, in: rect, of: output, plan: plan, half: nil)
+            placeRows(picture, in: rect, of: output, plan: plan, part: 0, of: 1)
         }
     }
 
-    /// Does all of a placement (`half` nil) or the top (0) or bottom (1) half of its rows.
-    /// Halves meet on an even luma row, so they never share a chroma row.
-    private func placeRows(_ picture: SourcePicture, in rect: Rect, of output: I420View, plan: ScalePlan, half: Int?) {
-        let split = ((rect.y + rect.height / 2) & ~1) - rect.y
-        let luma = half == nil ? 0..<rect.height : (half == 0 ? 0..<split : split..<rect.height)
+    /// Does part `part` of `parts` of a placement's rows, top first. Parts meet on even luma
+    /// rows of the canvas, so they never share a chroma row.
+    private func placeRows(_ picture: SourcePicture, in rect: Rect, of output: I420View, plan: ScalePlan, part: Int, of parts: Int) {
         let cd = plan.chromaDestination
-        let chromaSplit = (rect.y + split) / 2 - cd.y
-        let chroma = half == nil ? 0..<cd.height : (half == 0 ? 0..<chromaSplit : chromaSplit..<cd.height)
-        let scratch = simdScratch[half ?? 0]
+        // Where part k begins, in the placement's luma and chroma rows.
+        func lumaStart(_ k: Int) -> Int { k == 0 ? 0 : k == parts ? rect.height : ((rect.y + rect.height * k / parts) & ~1) - rect.y }
+        func chromaStart(_ k: Int) -> Int { k == 0 ? 0 : k == parts ? cd.height : (rect.y + lumaStart(k)) / 2 - cd.y }
+        let luma = lumaStart(part)..<lumaStart(part + 1)
+        let chroma = chromaStart(part)..<chromaStart(part + 1)
+        let scratch = simdScratch[part]
         if isIdentity(plan) {
             if picture.image.y.base != output.y.base {
                 copy(picture.image.y, rows: luma, into: output.y.region(rect))

@@ -2,7 +2,7 @@ import Foundation
 @testable import Compositor
 import Testing
 
-/// Whole frames: the product path (SIMD kernels, rows split over two threads) against the
+/// Whole frames: the product path (SIMD kernels, rows split over two to four threads) against the
 /// scalar reference, for every corner, odd sizes, BT.601 sources and the swapped layout.
 @Suite struct CompositorPathsTests {
     static let cases: [(Corner, Int, Int, Int, Int, YCbCrMatrix)] = [
@@ -17,7 +17,7 @@ import Testing
         let main = randomPicture(Size(width: mw, height: mh), seed: UInt64(mw + mh))
         let inset = randomPicture(Size(width: iw, height: ih), seed: UInt64(iw * ih))
         var outputs: [I420Buffer] = []
-        for (kernels, threads) in [(KernelVariant.scalar, 1), (.simd, 1), (.simd, 2)] {
+        for (kernels, threads) in [(KernelVariant.scalar, 1), (.simd, 1), (.simd, 2), (.simd, 3), (.simd, 4)] {
             let c = try PiPCompositor(layout: layout, kernels: kernels, threads: threads)
             let out = I420Buffer(size: layout.canvas)
             out.view.fill(y: 1, u: 2, v: 3)
@@ -50,7 +50,7 @@ import Testing
         let inset = randomPicture(Size(width: iw, height: ih), seed: UInt64(iw * ih))
         for alone in [false, true] {
             var outputs: [I420Buffer] = []
-            for (kernels, threads) in [(KernelVariant.scalar, 1), (.simd, 2)] {
+            for (kernels, threads) in [(KernelVariant.scalar, 1), (.simd, 2), (.simd, 3)] {
                 let c = try PiPCompositor(layout: layout, kernels: kernels, threads: threads)
                 let out = I420Buffer(size: canvas)
                 out.view.fill(y: 1, u: 2, v: 3)

@@ -14,6 +14,9 @@ import Testing
         var composeDecoders1080: [Int]
         var composeDecoders4K: [Int]
         var compositor: Int
+        /// The compositor's threads for a 4K frame: a thread per started 1080p of pixels,
+        /// within half the CPUs beyond two.
+        var compositor4K: Int
         var intermediate: Int
         var liveCandidates: [EncoderThreading]
     }
@@ -23,17 +26,17 @@ import Testing
     }
 
     static let table: [Expected] = [
-        Expected(cpus: 1, composeDecoders1080: [1, 1], composeDecoders4K: [1, 1], compositor: 1, intermediate: 1,
+        Expected(cpus: 1, composeDecoders1080: [1, 1], composeDecoders4K: [1, 1], compositor: 1, compositor4K: 1, intermediate: 1,
                  liveCandidates: [live(1, wavefront: true), live(1, wavefront: false)]),
-        Expected(cpus: 2, composeDecoders1080: [1, 1], composeDecoders4K: [1, 1], compositor: 2, intermediate: 3,
+        Expected(cpus: 2, composeDecoders1080: [1, 1], composeDecoders4K: [1, 1], compositor: 2, compositor4K: 2, intermediate: 3,
                  liveCandidates: [live(2, wavefront: true), live(2, wavefront: true, frames: 2), live(2, wavefront: false, frames: 2)]),
-        Expected(cpus: 4, composeDecoders1080: [4, 4], composeDecoders4K: [4, 4], compositor: 2, intermediate: 6,
+        Expected(cpus: 4, composeDecoders1080: [4, 4], composeDecoders4K: [4, 4], compositor: 2, compositor4K: 2, intermediate: 6,
                  liveCandidates: [live(4, wavefront: true), live(4, wavefront: false, frames: 4)]),
-        Expected(cpus: 8, composeDecoders1080: [8, 8], composeDecoders4K: [8, 8], compositor: 2, intermediate: 12,
+        Expected(cpus: 8, composeDecoders1080: [8, 8], composeDecoders4K: [8, 8], compositor: 2, compositor4K: 4, intermediate: 12,
                  liveCandidates: [live(8, wavefront: true), live(8, wavefront: false, frames: 4)]),
-        Expected(cpus: 16, composeDecoders1080: [16, 16], composeDecoders4K: [16, 16], compositor: 2, intermediate: 16,
+        Expected(cpus: 16, composeDecoders1080: [16, 16], composeDecoders4K: [16, 16], compositor: 2, compositor4K: 4, intermediate: 16,
                  liveCandidates: [live(16, wavefront: true), live(16, wavefront: false, frames: 4)]),
-        Expected(cpus: 64, composeDecoders1080: [16, 16], composeDecoders4K: [16, 16], compositor: 2, intermediate: 16,
+        Expected(cpus: 64, composeDecoders1080: [16, 16], composeDecoders4K: [16, 16], compositor: 2, compositor4K: 4, intermediate: 16,
                  liveCandidates: [live(64, wavefront: true), live(64, wavefront: false, frames: 4)]),
     ]
 
@@ -49,6 +52,8 @@ import Testing
         #expect(compose.encoder == EncoderThreading(threads: count, wavefront: count > 1))
         let compose4K = StagePlan.compose(cpus: cpus, output: Self.uhd, inputs: [Self.uhd, Self.hd720])
         #expect(compose4K.decoderThreads == e.composeDecoders4K)
+        #expect(compose4K.compositorThreads == e.compositor4K)
+        #expect(StagePlan.record(cpus: cpus, output: Self.uhd).compositorThreads == e.compositor4K)
         let record = StagePlan.record(cpus: cpus, output: Self.hd)
         #expect(record.liveCandidates == e.liveCandidates)
         #expect(record.encoder == e.liveCandidates[0], "unmeasured, a recording takes the first candidate")

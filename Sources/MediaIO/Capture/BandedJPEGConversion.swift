@@ -26,9 +26,10 @@ final class BandedJPEGConversion: ForkJoinJob {
 
     func clear() { (decoder, picture, output) = (nil, nil, nil) }
 
-    func run(half: Int) {
+    /// Part 0 decodes, part 1 converts (a two-part `ForkJoin`).
+    func run(part: Int, of parts: Int) {
         guard let decoder, let picture, let output, let conversion else { return }
-        if half == 0 { decode(decoder, picture, chromaRows: output.u.height) } else { convert(picture, output, conversion) }
+        if part == 0 { decode(decoder, picture, chromaRows: output.u.height) } else { convert(picture, output, conversion) }
     }
 
     private func decode(_ decoder: JPEGPlanarDecoder, _ picture: JPEGPlanarDecoder.Picture, chromaRows: Int) {

@@ -36,12 +36,18 @@ public struct StagePlan: Sendable, Equatable, Codable {
         cpus > 2 ? min(cpus, 16) : 1
     }
 
-    /// The compositor splits each frame's rows in two (`ForkJoin`) where there are two CPUs:
-    /// a second thread nearly halves a frame, which is bound by the misses a core keeps in
-    /// flight. It splits no further, 4K included: the kernels' jobs come in two halves
-    /// (splitting them further for 4K on many cores is not done yet; the encoder, the
-    /// slowest stage there, has the other CPUs).
-    public static func compositorThreads(pixels: Int, cpus: Int) -> Int { cpus >= 2 ? 2 : 1 }
+    /// The compositor splits a large placement's rows (`ForkJoin`): a second thread nearly
+    /// halves a frame, which is bound by the misses a core keeps in flight. A thread for each
+    /// started 1080p frame's worth of pixels, two at least (4K: 4, 8K: 16, at most
+    /// `PictureScaler.maxThreads`), and never more than half the CPUs beyond two: the
+    /// encoder, the slowest stage wherever it was measured, has the rest.
+    public static func compositorThreads(pixels: Int, cpus: Int) -> Int {
+        guard cpus >= 2 else { return 1 }
+        let byPixels = max(2, (pixels + fullHDPixels - 1) / fullHDPixels)
+        return min(byPixels, max(2, cpus / 2), PictureScaler.maxThreads)
+    }
+
+    private static let fullHDPixels = 1920 * 1080
 
     /// A composition: every input and the encoder as fast as they go, side by side.
     public static func compose(cpus: CPUAllowance, output: Size, inputs: [Size]) -> StagePlan {
