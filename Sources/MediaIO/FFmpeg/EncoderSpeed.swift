@@ -68,25 +68,43 @@ public enum EncoderSpeed {
         return progress.withLock { $0.fps }.map { ($0, false) }
     }
 
-    /// Soft bands drifting across smooth gradients, with a little sensor-like grain: motion
-    /// and detail in the measure of a camera's picture (a flat picture flatters the encoder,
-    /// fine texture everywhere wrongs it tenfold).
+    /// Soft bands drifting across smooth gradients under a camera's grain, new in every
+    /// frame: motion and noise in the measure of a camera's picture. A flat picture flatters
+    /// the encoder, fine texture everywhere wrongs it tenfold, and a grain that repeats with
+    /// the motion (as this clip's did) is predicted away: x265 encoded that clip 1.2-1.7x
+    /// faster than composed testsrc2 with sensor-like noise at ultrafast and medium (1080p
+    /// ultrafast 88 fps against 62-65; medium 40 against 29-30), so a take the check called
+    /// live fell behind at once. Uniform grain of +-10 in luma and +-5 in chroma brings it within
+    /// that content's range at ultrafast and below it at veryfast and medium
+    /// (BENCHMARKS.md, "speed check clip"). Under +-9 CRF 28 quantizes the grain away and
+    /// the clip flatters again; the step is steep, so the figure errs towards slow.
     static func paint(_ view: I420View, frame: Int) {
         @inline(__always) func triangle(_ v: Int) -> Int { abs((v & 255) - 128) }
+        @inline(__always) func grain(_ x: Int, _ y: Int, _ salt: UInt32, amplitude: Int) -> Int {
+            var h = UInt32(truncatingIfNeeded: x) &* 0x9E37_79B1 &+ UInt32(truncatingIfNeeded: y) &* 0x85EB_CA77
+                &+ UInt32(truncatingIfNeeded: frame) &* 0xC2B2_AE3D &+ salt
+            h = (h ^ (h >> 15)) &* 0x2C1B_3C6D
+            h ^= h >> 12
+            return Int(h % UInt32(2 * amplitude + 1)) - amplitude
+        }
         for y in 0..<view.y.height {
             let row = view.y.row(y)
             for x in 0..<view.y.width {
-                let v = 30 + triangle(x / 3 + 4 * frame) / 2 + triangle((y + x / 4) / 2) + ((x &* 7 &+ y &* 13 &+ frame) & 3)
+                let v = 30 + triangle(x / 3 + 4 * frame) / 2 + triangle((y + x / 4) / 2) + grain(x, y, 0, amplitude: 10)
                 row[x] = UInt8(clamping: v)
             }
         }
-        for plane in [view.u, view.v] {
+        for (plane, salt) in [(view.u, UInt32(1)), (view.v, 2)] {
             for y in 0..<plane.height {
                 let row = plane.row(y)
-                for x in 0..<plane.width { row[x] = UInt8(clamping: 96 + triangle(x + y / 2 + 2 * frame) / 4) }
+                for x in 0..<plane.width { row[x] = UInt8(clamping: 96 + triangle(x + y / 2 + 2 * frame) / 4 + grain(x, y, salt, amplitude: 5)) }
             }
         }
     }
+
+    /// The clip `paint` makes, remembered with each figure: a figure measured on another
+    /// clip is measured again.
+    static let clipVersion = 2
 
     /// One remembered choice: the configurations tried, their speeds, the one kept, when.
     struct Entry: Codable {
@@ -97,6 +115,8 @@ public enum EncoderSpeed {
         var libraries: String
         /// Other programs kept the CPUs busy while it was measured.
         var busy = false
+        /// `clipVersion` when it was measured (none before the clip had grain).
+        var clip: Int?
     }
 
     /// A configuration and the frames per second it made.
@@ -157,7 +177,7 @@ public enum EncoderSpeed {
                               seconds: Double = measuringSeconds, now: Double = Date().timeIntervalSince1970) -> LiveEncoderChoice? {
         let k = key(settings, cpus: cpus)
         let steady = steady && LiveEncoderChoice.steadyMatters(cpus: cpus.wholeCPUs)
-        if let entry = table(in: cache)[k], entry.libraries == libraryIdentity, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
+        if let entry = table(in: cache)[k], entry.libraries == libraryIdentity, entry.clip == clipVersion, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
            Set(entry.trials.map(\.threading)) == Set(candidates),
            entry.trials.allSatisfy({ $0.fps.isFinite && $0.fps >= 0.1 && $0.fps <= 100_000 }),
            var best = LiveEncoderChoice(trials: entry.trials, measured: false, rate: rate, steady: steady, othersBusy: othersBusy),
@@ -185,7 +205,7 @@ public enum EncoderSpeed {
         guard var choice = LiveEncoderChoice(trials: trials, measured: true, rate: rate, steady: steady, othersBusy: othersBusy)
         else { return nil }
         choice.busy = others.cpus() >= busyCPUs
-        if let cache { remember(Entry(trials: trials, measuredAt: now, libraries: libraryIdentity, busy: choice.busy), as: k, in: cache) }
+        if let cache { remember(Entry(trials: trials, measuredAt: now, libraries: libraryIdentity, busy: choice.busy, clip: clipVersion), as: k, in: cache) }
         return choice
     }
 

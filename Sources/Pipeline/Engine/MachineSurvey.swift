@@ -122,7 +122,8 @@ package struct MachineSurvey {
             if let smaller { ways.append("--size \(smaller.width)x\(smaller.height) records HEVC live") }
             if h264 != nil { ways.append("--codec h264 records \(f.width)x\(f.height) live") }
             lines.append(String(format: "HEVC at %dx%d encodes %.1f fps here, under %d with a live take's headroom: such a take goes on "
-                                + "in the intermediate and the rest is encoded after the stop (every frame kept)", f.width, f.height,
+                                + "in the intermediate, which the HEVC encoder works through during the take, and what it has not "
+                                + "reached is encoded after the stop (every frame kept)", f.width, f.height,
                                 f.fps ?? 0, Int(rate)) + (ways.isEmpty ? "" : "; " + ways.joined(separator: ", ")))
         }
         for f in slow where f.codec == "h264" {
