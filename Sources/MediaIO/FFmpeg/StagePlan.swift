@@ -49,6 +49,15 @@ public struct StagePlan: Sendable, Equatable, Codable {
 
     private static let fullHDPixels = 1920 * 1080
 
+    /// How many pictures may wait between compose's stages (each input's decoded pictures,
+    /// the composed frames before the encoder). On two CPUs or fewer the stages cannot all run
+    /// at once, so a third picture bought nothing and held its memory: two each made compose
+    /// as fast (1.03-1.04x the ffmpeg CLI against 1.044x) in 7-11 MiB less at 1080p (337-340 MiB
+    /// peak against ffmpeg's 347; three each: 348; Benchmarks/compare-ffmpeg.sh). Beyond, where decoders, composer and encoder run
+    /// side by side, three absorb their uneven paces, as measured on 16 cores (peak RSS under
+    /// ffmpeg's there).
+    public static func composeQueueDepth(cpus: Int) -> Int { cpus <= 2 ? 2 : 3 }
+
     /// A composition: every input and the encoder as fast as they go, side by side.
     public static func compose(cpus: CPUAllowance, output: Size, inputs: [Size]) -> StagePlan {
         let n = cpus.wholeCPUs

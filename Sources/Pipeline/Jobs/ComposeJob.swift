@@ -92,14 +92,15 @@ public final class ComposeJob {
                                       metadata: o.metadata, inputs: [o.back, o.front] + (o.soundOf.map { [$0] } ?? []))
         for request in o.outputs { try request.check(settings, { _ in }) }
         let file = try FaststartFile(path: o.output, overwrite: o.overwrite, video: video, metadata: o.metadata)
-        let sink = EncodingStage(sink: file, canvas: o.video.size)
+        let depth = StagePlan.composeQueueDepth(cpus: plan.cpus.wholeCPUs)
+        let sink = EncodingStage(sink: file, canvas: o.video.size, depth: depth)
         defer { sink.stop() }
         let context = OutputContext(settings: settings, sources: [], encoders: nil, event: { _ in }, log: { _ in })
         let outputs = try o.outputs.map { request throws(MediaError) in try request.open(context) }
         var written: Int?
         defer { for output in outputs { _ = output.finish(lastSlot: written.map { $0 - 1 }) } }
         let clock = FrameClock(fps: Int(o.video.framesPerSecond))
-        let pictures = try FilePictures(back: back, front: front, clock: clock)
+        let pictures = try FilePictures(back: back, front: front, clock: clock, depth: depth)
         defer { pictures.stop() }
         let audio = SoundFollower(source: sound, samplesPerFrame: Int(OutputAudio.sampleRate) / clock.fps)
         onStart()
@@ -212,10 +213,11 @@ final class FilePictures {
     /// Where FRONT's last picture ends, once the output has reached it.
     var frontEnd: Double? { frontNext == nil ? front.time + front.duration : nil }
 
-    init(back: VideoReader, front: VideoReader, clock: FrameClock) throws(MediaError) {
+    /// `depth`: how many pictures of each are decoded ahead.
+    init(back: VideoReader, front: VideoReader, clock: FrameClock, depth: Int) throws(MediaError) {
         self.clock = clock
-        backPictures = DecodeAhead(back)
-        frontPictures = DecodeAhead(front)
+        backPictures = DecodeAhead(back, depth: depth)
+        frontPictures = DecodeAhead(front, depth: depth)
         do {
             // next() throws when a stream has no frame at all
             self.back = try backPictures.next()!
