@@ -214,7 +214,8 @@ extension Record {
         case .after: printLine("encoding: every frame into the intermediate (H.264), encoded as asked after the stop")
         case .auto where (choice?.fps ?? rate) < rate:
             let fps = choice?.fps ?? 0, atMost = choice?.trials.contains { $0.cutShort == true } == true ? "at most " : ""
-            printLine("encoding: \(video.encoder) makes \(atMost)" + String(format: fps < 10 ? "%.1f" : "%.0f", fps)
+            // A tenth where a whole number would read as the rate itself ("30 fps, under the 30 needed").
+            printLine("encoding: \(video.encoder) makes \(atMost)" + String(format: fps < 10 || fps.rounded() >= rate ? "%.1f" : "%.0f", fps)
                       + String(format: " fps here, under the %.0f needed: every frame goes to the intermediate (H.264) from ", rate)
                       + "the first ones it cannot take; the encoder works through it during the take, and what it has not "
                       + "reached is encoded after the stop")

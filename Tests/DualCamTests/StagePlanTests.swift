@@ -225,6 +225,28 @@ import Testing
         let slow = EncoderSpeed.choose(settings, candidates: candidates, cpus: cpus, rate: 36, cache: cache, mayMeasure: true, now: now)
         #expect(slow?.fps == 25 && slow?.measured == false)
     }
+
+    /// A lock on the table held by someone else (another program, a stopped dualcam) is not
+    /// waited for without end: the figure is not remembered, and the call returns (a held lock
+    /// kept `record` and `doctor` waiting, silent, until it was let go).
+    @Test func aHeldLockOnTheTableIsNotWaitedForWithoutEnd() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("stageplan-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let cache = dir.appendingPathComponent("live-encoder.json")
+        let held = open(dir.appendingPathComponent(".live-encoder.lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        try #require(held >= 0 && flock(held, LOCK_EX | LOCK_NB) == 0)
+        let entry = EncoderSpeed.Entry(trials: [EncoderSpeed.Trial(threading: EncoderThreading(threads: 2), fps: 50)],
+                                       measuredAt: 2_000_000_000, libraries: EncoderSpeed.libraryIdentity, clip: EncoderSpeed.clipVersion)
+        let start = monotonicNow()
+        EncoderSpeed.remember(entry, as: "held", in: cache)
+        let waited = monotonicNow() - start
+        #expect(waited >= EncoderSpeed.lockPatience * 0.9 && waited < EncoderSpeed.lockPatience + 2, "\(waited) s")
+        #expect(EncoderSpeed.table(in: cache).isEmpty, "written without the lock")
+        close(held)
+        EncoderSpeed.remember(entry, as: "free", in: cache)
+        #expect(EncoderSpeed.table(in: cache)["free"]?.trials.first?.fps == 50)
+    }
 }
 
 extension StagePlan {

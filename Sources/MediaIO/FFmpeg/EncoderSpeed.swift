@@ -218,17 +218,28 @@ public enum EncoderSpeed {
 
     /// Adds `entry` to the table in `cache`, read again under a lock beside it: two dualcams
     /// measuring at once each keep what the other measured (the last writer's table replaced
-    /// the other's whole).
+    /// the other's whole). A lock still held after `lockPatience` seconds (another program
+    /// holding it, a stopped dualcam) is not waited for: the figure is used by this run and
+    /// not remembered (a held lock kept `record` and `doctor` silent until it was let go).
     static func remember(_ entry: Entry, as key: String, in cache: URL) {
         let folder = cache.deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let lock = open(folder.appendingPathComponent(".live-encoder.lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        if lock >= 0 { _ = try? systemCall { flock(lock, LOCK_EX) } }
         defer { if lock >= 0 { close(lock) } }
+        if lock >= 0 {
+            let giveUp = monotonicNow() + lockPatience
+            while flock(lock, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR, monotonicNow() < giveUp else { return }
+                usleep(20_000)
+            }
+        }
         var known = table(in: cache)
         known[key] = entry
         if let data = try? JSONEncoder().encode(known) { try? data.write(to: cache, options: .atomic) }
     }
+
+    /// How long `remember` waits for another writer: writing the table takes milliseconds.
+    static let lockPatience = 2.0
 
     /// $XDG_CACHE_HOME/dualcam/live-encoder.json (~/.cache when unset). Not the earlier
     /// encoder-speed.json: a dualcam from before kept another layout there, and replaced this
