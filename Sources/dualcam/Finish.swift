@@ -195,6 +195,10 @@ struct Finish: ParsableCommand {
 
     private func finish(_ file: String, into output: String?, overwrite: Bool) throws {
         guard try MovAtoms.isFragmented(file) else {
+            guard try MovAtoms.isWholeMovie(file) else {
+                throw Failure("\(file) is damaged: cut short (a box runs past the file's end, or it has no index), and "
+                              + "it holds no fragments to finish from")
+            }
             if output == nil {
                 printLine("\(file) is already a finished movie (a regular file, index first): nothing to do")
                 return

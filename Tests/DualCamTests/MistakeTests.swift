@@ -523,9 +523,10 @@ import Testing
         #expect(typo.status == 64 && typo.stderr.hasPrefix("dualcam: Unknown option '--colour'"), "\(typo.stderr)")
     }
 
-    /// `finish` of what is no recording at all (text, an empty file, Matroska, a folder) says so
-    /// in one line, exit 1 (it said "already a regular QuickTime file", exit 0), and changes
-    /// nothing.
+    /// `finish` of what is no recording at all (text, an empty file, Matroska, a folder, a
+    /// finished movie cut short at 2000 or 100 bytes) says so in one line, exit 1 (it said
+    /// "already a regular QuickTime file", exit 0, and of the cut ones "already a finished
+    /// movie"), and changes nothing.
     @Test func finishRefusesWhatIsNoQuickTimeFile() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
@@ -533,8 +534,10 @@ import Testing
         _ = FileManager.default.createFile(atPath: dir.path("empty.mov"), contents: Data())
         try FileManager.default.copyItem(atPath: Self.front, toPath: dir.path("f.mkv"))
         try FileManager.default.createDirectory(atPath: dir.path("folder"), withIntermediateDirectories: false)
+        let whole = try #require(FileManager.default.contents(atPath: Self.back))
+        for cut in [2000, 100] { _ = FileManager.default.createFile(atPath: dir.path("cut\(cut).mp4"), contents: whole.prefix(cut)) }
         let before = Set(dir.contents)
-        for name in ["t.mov", "empty.mov", "f.mkv", "folder"] {
+        for name in ["t.mov", "empty.mov", "f.mkv", "folder", "cut2000.mp4", "cut100.mp4"] {
             let r = try dualcam(["finish", dir.path(name)])
             #expect(r.status == 1 && r.stderrLines.count == 1 && r.stderr.contains(name) && r.stdout.isEmpty, "\(name): \(r.stderr)")
         }

@@ -60,6 +60,17 @@ public enum MovAtoms {
         return atoms.contains { $0.type == "moov" || $0.type == "moof" }
     }
 
+    /// Whether the file is a whole movie: an index (moov), and every top-level box ends
+    /// within the file (a few bytes after the last are left to players, which skip them). A file cut short mid-box (copied in part, a disk that filled) is not,
+    /// whatever its first boxes say.
+    public static func isWholeMovie(_ path: String) throws(MediaError) -> Bool {
+        let atoms = try topLevel(path)
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber else {
+            throw .system(path: path, writing: false, errno: .current)
+        }
+        return atoms.contains { $0.type == "moov" } && atoms.allSatisfy { $0.offset + $0.size <= size.int64Value }
+    }
+
     /// Whether the file holds movie fragments (a recording not yet finalised).
     public static func isFragmented(_ path: String) throws(MediaError) -> Bool {
         try topLevel(path).contains { $0.type == "moof" }
