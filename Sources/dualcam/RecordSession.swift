@@ -117,7 +117,12 @@ struct RecordSession {
             if let files = s.isoFiles { printLine("each camera's own: " + files.joined(separator: ", ")) }
             if reporting.verbose, let first = s.firstFrameSeconds { printLine(String(format: "first frame %.2f s after the command", first)) }
             if s.framesEncodedAfterStop > 0 || s.framesEncodedDuringTake > 0 {
-                let from = s.intermediateFromFrame.map { "from frame \($0) on the take went to the intermediate: " } ?? ""
+                // The counts add up to the file's frames: the live encoder may have taken the
+                // frame at which the take went to the intermediate too (it said "from frame 239
+                // on" beside 327 + 33 frames of 600).
+                let live = max(0, s.frames - s.encoderSkippedFrames - s.framesEncodedDuringTake - s.framesEncodedAfterStop)
+                let from = s.intermediateFromFrame.map { "\(live) frame\(live == 1 ? "" : "s") encoded live; at frame \($0) the take "
+                    + "went to the intermediate: " } ?? ""
                 let during = s.framesEncodedDuringTake > 0 ? "\(s.framesEncodedDuringTake) of its frames were encoded during the take, " : ""
                 printLine(String(format: "%@%@%d after the stop; the file was finished %.1f s after it", from, during,
                                  s.framesEncodedAfterStop, s.finishingSeconds))
@@ -174,7 +179,9 @@ final class RecordReporter: RecordObserver {
     func encodingAfterStop(done: Int, total: Int, seconds: Double) {
         guard showsStatus else {
             if !quiet, announcedAfterStop.withLock({ was in defer { was = true }; return !was }) {
-                say("stopped: encoding the " + (total > 0 ? "\(total) frames" : "frames") + " the encoder had not reached in the "
+                // "Up to": the count is of slots, and slots skipped while even the intermediate was
+                // behind hold no picture ("179 frames" where 146 were encoded).
+                say("stopped: encoding " + (total > 0 ? "up to \(total) frames" : "the frames") + " the encoder had not reached in the "
                     + "intermediate; the file is finished after them")
             }
             return

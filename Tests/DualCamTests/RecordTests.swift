@@ -464,6 +464,11 @@ import Testing
         let video = try #require(p.stream("video"))
         #expect(Int(video["nb_frames"] as? String ?? "") == 150, "\(video)")
         #expect(video["codec_name"] as? String == "hevc")
+        // The summary's counts add up to the file's frames: encoded live, during the take, after
+        // the stop (they once left out the frame both the live encoder and the intermediate had).
+        let from = try #require(summary["intermediate_from_frame"] as? Int)
+        let during = summary["frames_encoded_during_take"] as? Int ?? -1, after = summary["frames_encoded_after_stop"] as? Int ?? -1
+        #expect((from...from + 1).contains(150 - during - after), "\(summary)")
         try Probe.expectPicturesOnTheirSlots(out)
         #expect(abs((Probe.number(p.stream("audio")?["duration"]) ?? 0) - 5) <= 0.05)
         let blueFrom = try Self.firstBlueFrame(out)

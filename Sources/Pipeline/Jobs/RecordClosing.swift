@@ -14,23 +14,26 @@ extension Recorder {
         observer.willFinish()
         let stoppedAt = monotonicNow()
         let lastSlot = clock.next > 0 ? clock.next - 1 : nil
-        let closed = Result { () throws(RecordError) in
+        let closed = Result { () throws(RecordError) -> Int? in
             if let file = loop.opened.encoding.file {
-                try close(file, keeping: loop.opened.encoding.keeping, queue: loop.queue, timeline: loop.timeline)
-            } else {
-                try close(loop.queue, sink: loop.opened.encoding.sink, timeline: loop.timeline)
+                return try close(file, keeping: loop.opened.encoding.keeping, queue: loop.queue, timeline: loop.timeline)
             }
+            try close(loop.queue, sink: loop.opened.encoding.sink, timeline: loop.timeline)
+            return nil
         }
         // Once the file is whole: what the stream still holds goes out after it.
         let reports = loop.opened.outputs.map { $0.finish(lastSlot: lastSlot) }
-        try closed.get()
+        let joinedAfterStop = try closed.get()
         var result = summary(loop)
         if loop.queue.lastSlotRefilled { result.encoderSkippedFrames -= 1 }
         result.encode = plan.file == nil ? EncodeMode.live.rawValue : plan.encode.rawValue
         if let keeping = loop.opened.encoding.keeping, let from = keeping.switchedAt {
             let caught = keeping.caughtUp
             let reached = caught.map { $0.frames > 0 ? Int($0.lastSlot) + 1 : from } ?? from
-            result.framesEncodedAfterStop = max(0, clock.next - max(from, reached))
+            // What the join encoded, counted as it went: slots skipped while even the
+            // intermediate was behind are in neither file (counting slots said 180 where the
+            // file held 120).
+            result.framesEncodedAfterStop = joinedAfterStop ?? max(0, clock.next - max(from, reached))
             result.framesEncodedDuringTake = caught?.frames ?? 0
             result.intermediateFromFrame = from
             if let why = caught?.endedEarly { event("the encoding of the intermediate during the take ended early: \(why)") }
@@ -85,8 +88,9 @@ extension Recorder {
     }
 
     /// Encodes what is queued and leaves OUT in the best state there is: regular after a
-    /// clean stop; fragmented (playable) when something failed; absent when empty.
-    private func close(_ file: RecordingFile, keeping: KeepingSink?, queue: EncodeQueue, timeline: Timeline) throws(RecordError) {
+    /// clean stop; fragmented (playable) when something failed; absent when empty. Returns
+    /// how many pictures of the intermediate were encoded after the stop (nil: none was joined).
+    private func close(_ file: RecordingFile, keeping: KeepingSink?, queue: EncodeQueue, timeline: Timeline) throws(RecordError) -> Int? {
         let clock = timeline.clock
         let failure: MediaError?
         do { try queue.finish(lastSlot: clock.next > 0 ? clock.next - 1 : nil); failure = nil } catch { failure = error }
@@ -124,10 +128,13 @@ extension Recorder {
                 format: "%@, which held the take from %.1f s on, was moved or removed while recording; %@", rest.path, at, holds))
         }
         let started = monotonicNow()
+        let encoded = Locked(0)
         do throws(MediaError) {
             _ = try file.finalize(rest: rest) { [observer] done, total in
+                encoded.withLock { $0 = max($0, done) }
                 observer.encodingAfterStop(done: done, total: total, seconds: monotonicNow() - started)
             }
+            return rest == nil ? nil : encoded.withLock { $0 }
         } catch {
             let kept = file.keepAsItIs()
             throw .notFinalized(path: kept, seconds: seconds, reason: error.description + restNote(keeping, joinedBy: kept))
