@@ -49,7 +49,7 @@ struct Finish: ParsableCommand {
             if (st.st_mode & S_IFMT) == S_IFDIR { throw Failure("\(file) is a folder, not a recording") }
             // A named pipe's open would wait for a writer; a device is no recording.
             guard (st.st_mode & S_IFMT) == S_IFREG else { throw Failure("\(file) is not a regular file: there is no recording to finish") }
-            if st.st_size == 0 { try finishEmptyTake() }
+            if st.st_size == 0 || Self.isEmptyTake(file) { try finishEmptyTake() }
         }
         guard try MovAtoms.isQuickTime(file) else {
             throw Failure("\(file): not a QuickTime or MP4 recording (nothing to finish)")
@@ -159,14 +159,21 @@ struct Finish: ParsableCommand {
     /// begins: the worker's queue (20) and what x265 holds, with room to spare.
     static let framesAKillMayLose = 120
 
-    /// A take's file as a kill before its first fragment leaves it: nothing, or the file type
-    /// alone (the index waits for the first fragment).
+    /// A take's file as a kill before its first fragment leaves it: nothing, the file type
+    /// alone, or the file type and the fragmented file's index with no picture after it (a
+    /// take that went to the intermediate at its second frame, killed at 8 s: `finish` called
+    /// that 3933-byte header "not that take", and the 7 s its intermediate held were lost).
     static func isEmptyTake(_ path: String) -> Bool {
         guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG else { return false }
         if st.st_size == 0 { return true }
-        guard let atoms = try? MovAtoms.topLevel(path) else { return false }
-        return atoms.allSatisfy { ["ftyp", "free", "wide"].contains($0.type) }
+        guard let atoms = try? MovAtoms.topLevel(path), atoms.first?.type == "ftyp" else { return false }
+        return atoms.allSatisfy { ["ftyp", "free", "wide", "moov"].contains($0.type) }
+            && !atoms.contains { $0.type == "moov" && $0.size > emptyIndexBytes }
     }
+
+    /// More than a fragmented file's index before its first fragment can hold (dualcam's is
+    /// under 4 KiB with its metadata): a bigger index describes samples, so it is a movie.
+    static let emptyIndexBytes: Int64 = 64 * 1024
 
     /// A take recorded with --iso and killed: its cameras' own files are fragmented too.
     /// Returns those it finished.

@@ -67,6 +67,50 @@ import Testing
         #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
     }
 
+    /// Killed before the take's own file had a fragment (it went to the intermediate at its
+    /// third picture; the two before it were still inside the encoder): the file is its header
+    /// alone, and `finish` makes the take from the intermediate, saying what is missing before
+    /// it (it said the header was "not that take", and the intermediate's seconds were lost;
+    /// an attacker's trial, beside two busy loops, killed at 8 s: 7 s).
+    @Test func aTakeKilledBeforeItsFirstFragmentIsFinishedFromItsIntermediate() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let path = dir.path("take.mov")
+        // Its files closed (their locks let go) as a killed process's are.
+        try Self.takeKilledBeforeItsFirstFragment(path)
+        let atoms = try MovAtoms.topLevel(path)
+        #expect(atoms.map(\.type) == ["ftyp", "moov"], "a header alone, as the kill left it: \(atoms)")
+        let f = try dualcam(["finish", path])
+        try #require(f.status == 0, "\(f.stderr)")
+        #expect(f.stdout.contains("finished \(path): 58 frames") && f.stdout.contains("2 frames (0.07 s) the kill left unwritten"),
+                "\(f.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: Intermediate.path(for: path)))
+        let greys = try Decode.thumbnails(path, side: 2).map { (Int($0[0]) * 219 + 127) / 255 + 16 }
+        let expected = (2..<60).map { Int(Self.grey($0)) }
+        #expect(greys.count == 58 && zip(greys, expected).allSatisfy { abs($0 - $1) <= 6 }, "\(greys)")
+    }
+
+    private static func takeKilledBeforeItsFirstFragment(_ path: String) throws {
+        var settings = VideoEncoderSettings()
+        settings.size = Size(width: 320, height: 180)
+        settings.inOrder = true
+        let (file, frame, takeID) = try Self.take(path, settings)
+        for slot in 0..<2 {
+            frame.view.fill(y: Self.grey(slot), u: 128, v: 128)
+            try file.write(frame: frame, index: Int64(slot))
+        }
+        let intermediate = try IntermediateFile(take: path, takeID: takeID, from: 2, takeSettings: file.encoders.video.settings,
+                                                audio: file.encoders.audio, metadata: MovWriter.Metadata(), threads: 1)
+        for slot in 2..<60 {
+            frame.view.fill(y: Self.grey(slot), u: 128, v: 128)
+            try intermediate.write(frame: frame, index: Int64(slot))
+        }
+        try intermediate.finishWriting()
+        // The header goes out with the first flush, before any picture has left the encoder.
+        try file.writer.flushFragment()
+        file.writer.abandon()
+    }
+
     /// A take's file at `path` as a recording makes it (its identity in its tag), and a frame
     /// of its size to paint.
     private static func take(_ path: String, _ settings: VideoEncoderSettings) throws -> (RecordingFile, EncoderFrame, String) {
