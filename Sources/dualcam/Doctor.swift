@@ -98,7 +98,9 @@ struct Doctor: ParsableCommand {
         lines.append("encoders here (ultrafast, frames in order, the fastest configuration):")
         for codec in ["hevc", "h264"] {
             let figures = m.encoders.filter { $0.codec == codec }.map { f in
-                "\(f.width)x\(f.height) " + (f.fps.map { String(format: "%.0f fps", $0) } ?? "does not open") + (f.keepsUp ? "" : " (not live)")
+                // A tenth under 100 fps: "30 fps (not live)" was 29.7, and live needs 36 (the headroom).
+                "\(f.width)x\(f.height) " + (f.fps.map { String(format: $0 < 100 ? "%.1f fps" : "%.0f fps", $0) } ?? "does not open")
+                    + (f.keepsUp ? "" : String(format: " (not live: %.0f needed)", MachineSurvey.liveFPS))
                     + (f.busy ? " (measured while other programs were busy)" : "")
             }
             lines.append("  \(codec == "hevc" ? "HEVC  libx265" : "H.264 libx264"): " + figures.joined(separator: ", "))

@@ -175,7 +175,7 @@ extension Record {
         let video = plan.video
         let encoding = plan.file == nil ? EncodeMode.live : plan.encode
         let perSecond = Recorder.expectedBytesPerSecond(video)
-        let intermediate = encoding == .live ? 0 : Recorder.intermediateBytesPerSecond
+        let intermediate = encoding == .live ? 0 : Recorder.intermediateBytesPerSecond(video)
         let free = plan.file.flatMap { RecordPlan.freeBytes(near: $0) }
         if reporting.json {
             struct DryRun: Encodable {

@@ -58,6 +58,8 @@ package struct MachineSurvey {
     /// The sizes the encoders are measured at.
     package static let sizes = [Size(width: 1280, height: 720), Size(width: 1920, height: 1080), Size(width: 3840, height: 2160)]
     static let rate: Int32 = 30
+    /// What a live take at `rate` needs of its encoder: a fifth more, for the cameras' work beside it.
+    package static let liveFPS = Double(rate) * 1.2
 
     /// Surveys this machine now: measures what is not remembered (each configuration about a
     /// second), writes 64 MiB to `folder` to time the disk.
@@ -84,7 +86,7 @@ package struct MachineSurvey {
                                    encoders: figures, hardwareEncoders: hardware, disk: disk, advice: [])
         (survey.disk.writeMBPerSecond, survey.disk.writeError) = DiskSpeed.measure(folder)
         if let choice = EncoderSpeed.choose(liveSettings(.hevc, PiPLayout.defaultCanvas), candidates: survey.recordPlan.liveCandidates,
-                                            cpus: cpus, rate: Double(rate) * 1.2, cache: cache, mayMeasure: false) {
+                                            cpus: cpus, rate: liveFPS, cache: cache, mayMeasure: false) {
             survey.recordPlan.encoder = choice.threading
         }
         survey.advice = advice(figures: figures, disk: survey.disk, cpus: cpus)
@@ -103,11 +105,11 @@ package struct MachineSurvey {
     static func figure(codec: VideoEncoderSettings.Codec, size: Size, cpus: CPUAllowance, cache: URL?) -> EncoderFigure {
         let settings = liveSettings(codec, size)
         let candidates = codec == .hevc ? StagePlan.liveCandidates(cpus: cpus.wholeCPUs) : [EncoderThreading(threads: cpus.wholeCPUs)]
-        let choice = EncoderSpeed.choose(settings, candidates: candidates, cpus: cpus, rate: Double(rate) * 1.2, cache: cache)
+        let choice = EncoderSpeed.choose(settings, candidates: candidates, cpus: cpus, rate: liveFPS, cache: cache)
         return EncoderFigure(codec: codec.rawValue, encoder: settings.encoder, width: size.width, height: size.height,
                              fps: choice.map { ($0.fps * 10).rounded() / 10 },
                              threading: choice?.threading.text(for: settings.encoder) ?? "did not open",
-                             keepsUp: (choice?.fps ?? 0) >= Double(rate) * 1.2, measured: choice?.measured ?? false,
+                             keepsUp: (choice?.fps ?? 0) >= liveFPS, measured: choice?.measured ?? false,
                              busy: choice?.busy ?? false)
     }
 

@@ -195,15 +195,22 @@ package final class Recorder: Sendable {
     /// does), and says so; `after` was asked for, and is kept.
     private func encodeMode(near path: String) -> EncodeMode {
         guard plan.encode == .auto, let free = RecordingFile.freeBytes(near: path),
-              Double(free) < Self.intermediateBytesPerSecond * Self.intermediateRoomSeconds else { return plan.encode }
+              Double(free) < Self.intermediateBytesPerSecond(plan.video) * Self.intermediateRoomSeconds else { return plan.encode }
         event(String(format: "only %.0f MB free: encoding live, with no intermediate to fall back on (frames are skipped if the "
                      + "encoder cannot keep up)", Double(free) / 1e6))
         return .live
     }
 
-    /// What the intermediate takes, generously (1080p camera pictures at crf 17 took 3-6 MB/s),
+    /// What the intermediate takes, generously (1080p30 camera pictures at crf 17 took 3-6 MB/s),
     /// and how much of it there must be room for before `auto` counts on it.
     package static let intermediateBytesPerSecond = 8e6
+
+    /// The same for `video`'s size and rate, by its pixels per second, never under the 1080p30
+    /// figure (a 4K take's plan said the 1080p figure).
+    package static func intermediateBytesPerSecond(_ video: VideoEncoderSettings) -> Double {
+        let pixelsPerSecond = Double(video.size.width * video.size.height) * Double(video.framesPerSecond)
+        return intermediateBytesPerSecond * max(1, pixelsPerSecond / (1920 * 1080 * 30))
+    }
     static let intermediateRoomSeconds = 120.0
 
     /// The line that says the take goes on in the intermediate.
@@ -228,7 +235,7 @@ package final class Recorder: Sendable {
     }
 
     private func warnIfShortOfSpace(_ path: String) {
-        let bytesPerSecond = plan.encode == .after ? Self.intermediateBytesPerSecond : Self.expectedBytesPerSecond(plan.video)
+        let bytesPerSecond = plan.encode == .after ? Self.intermediateBytesPerSecond(plan.video) : Self.expectedBytesPerSecond(plan.video)
         guard let free = RecordingFile.freeBytes(near: path),
               Double(free) < bytesPerSecond * Self.warnBelowSeconds else { return }
         let minutes = Double(free) / bytesPerSecond / 60
