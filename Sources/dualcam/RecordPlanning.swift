@@ -201,7 +201,18 @@ extension Record {
         }
         switch plan.audio {
         case .none: printLine("sound: none (a silent track)")
-        case .systemDefault: printLine("sound: the system's default capture device (dualcam devices lists it)")
+        case .systemDefault:
+            // Tried as the take would open it: the plan promised a microphone where none opened.
+            let (device, why) = ALSADevices.defaultDevice()
+            if device != nil {
+                printLine("sound: the system's default capture device (dualcam devices lists it)")
+            } else if let other = ALSADevices.list().first(where: { !$0.busy }) {
+                printLine("sound: ALSA's default capture device cannot be opened (\(why ?? "?")): \(other.device) (\(other.card)) if it opens, "
+                          + "else a silent track")
+            } else {
+                printLine("sound: none: ALSA's default capture device cannot be opened (\(why ?? "?")) and there is no other: a silent "
+                          + "track (--audio back or front records a file's own sound)")
+            }
         case let .device(name): printLine("sound: the capture device \(name)")
         case let .fileSound(back): printLine("sound: the \(back ? "back" : "front") file's own, in sync with its picture")
         }
