@@ -161,6 +161,25 @@ extension Record {
             + String(format: "%.0f fps", 1 / max(reader.nominalFrameDuration, 1e-3)) + ")"
     }
 
+    /// The plan's sound: the default microphone tried as the take opens it (the plan
+    /// promised the system's default capture device where none opened).
+    static func soundLine(_ audio: AudioInput) -> String {
+        switch audio {
+        case .none: return "sound: none (a silent track)"
+        case .systemDefault:
+            let (device, why) = ALSADevices.defaultDevice()
+            if device != nil { return "sound: the system's default capture device (dualcam devices lists it)" }
+            if let other = ALSADevices.list().first(where: { !$0.busy }) {
+                return "sound: ALSA's default capture device cannot be opened (\(why ?? "?")): \(other.device) (\(other.card)) if it opens, "
+                    + "else a silent track"
+            }
+            return "sound: none: ALSA's default capture device cannot be opened (\(why ?? "?")) and there is no other: a silent "
+                + "track (--audio back or front records a file's own sound)"
+        case let .device(name): return "sound: the capture device \(name)"
+        case let .fileSound(back): return "sound: the \(back ? "back" : "front") file's own, in sync with its picture"
+        }
+    }
+
     /// `--dry-run`: what a recording would do on this machine, nothing opened but the
     /// encoder the live settings are measured with (once per machine).
     func printPlan(_ asked: RecordPlan) throws {
@@ -199,23 +218,7 @@ extension Record {
         if files.count < 2 {
             printLine("cameras are asked for \(plan.capture) at \(String(format: "%g", plan.framesPerSecond)) fps, the format agreed when they open")
         }
-        switch plan.audio {
-        case .none: printLine("sound: none (a silent track)")
-        case .systemDefault:
-            // Tried as the take would open it: the plan promised a microphone where none opened.
-            let (device, why) = ALSADevices.defaultDevice()
-            if device != nil {
-                printLine("sound: the system's default capture device (dualcam devices lists it)")
-            } else if let other = ALSADevices.list().first(where: { !$0.busy }) {
-                printLine("sound: ALSA's default capture device cannot be opened (\(why ?? "?")): \(other.device) (\(other.card)) if it opens, "
-                          + "else a silent track")
-            } else {
-                printLine("sound: none: ALSA's default capture device cannot be opened (\(why ?? "?")) and there is no other: a silent "
-                          + "track (--audio back or front records a file's own sound)")
-            }
-        case let .device(name): printLine("sound: the capture device \(name)")
-        case let .fileSound(back): printLine("sound: the \(back ? "back" : "front") file's own, in sync with its picture")
-        }
+        printLine(Self.soundLine(plan.audio))
         printLine("output: \(video.size) at \(video.framesPerSecond) fps, \(video.codec.displayName) (\(video.encoder) \(video.preset), "
                   + (video.bitrate.map { "\($0 / 1000) kb/s" } ?? "crf \(video.crf)") + "), AAC 48 kHz stereo \(video.audioBitrate / 1000) kb/s")
         for line in RecordSession.planLines(plan, choice: choice) { printLine(line) }
