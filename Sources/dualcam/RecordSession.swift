@@ -73,6 +73,7 @@ struct RecordSession {
             lines.append("live encoder, " + (choice.measured ? "measured now" : "as measured before on this machine") + ": "
                          + trials.joined(separator: "; ") + "; kept: " + choice.threading.text(for: plan.video.encoder)
                          + (choice.busy ? " (other programs kept the CPUs busy meanwhile: measured again in ten minutes)" : "")
+                         + (choice.notRememberedIn.map { " (\($0) could not be written: every start measures again)" } ?? "")
                          + (choice.keptForBusyMachine ? " (other programs keep the CPUs busy now: the one without the wavefront holds up beside them)" : "")
                          + (choice.trials.contains { $0.cutShort == true }
                             ? String(format: " (a measurement over after %.0f s was cut short: at most what it made by then)",
@@ -207,7 +208,7 @@ final class RecordReporter: RecordObserver {
         // Never "0 fps": a slow figure keeps its tenth.
         let figure = fps < 10 ? String(format: "%.1f", fps) : "\(Int(fps))"
         let what = "\(settings.encoder) \(settings.preset) at \(settings.size) encodes \(figure) fps on this machine"
-        let faster = fasterSettings(settings)
+        let faster = fasterSettings(settings, fps: fps)
         let advice = faster.isEmpty ? "" : " (faster: " + faster.joined(separator: ", ") + ")"
         let below = fps < rate ? "under the \(Int(rate)) fps asked" : "little above the \(Int(rate)) fps asked"
         if encode == .live {
@@ -220,9 +221,20 @@ final class RecordReporter: RecordObserver {
     }
 
     /// What would encode faster than `settings`: each only where there is such a choice.
-    static func fasterSettings(_ settings: VideoEncoderSettings) -> [String] {
+    /// The smaller size named is the largest common one the measured `fps` should carry live
+    /// with a quarter to spare (speed taken as inverse to pixels, which flatters the smaller
+    /// size a little), else 1280x720: a 4K take's note named 1280x720 where 1920x1080 keeps
+    /// up, as doctor said.
+    static func fasterSettings(_ settings: VideoEncoderSettings, fps: Double) -> [String] {
         var faster: [String] = []
-        if settings.size.width * settings.size.height > 1280 * 720 { faster.append("a smaller --size such as 1280x720") }
+        let pixels = settings.size.width * settings.size.height
+        if pixels > 1280 * 720 {
+            let needed = 1.2 * Double(settings.framesPerSecond) * 1.25
+            let smaller = [Size(width: 2560, height: 1440), Size(width: 1920, height: 1080)].first { size in
+                size.width * size.height < pixels && fps * Double(pixels) / Double(size.width * size.height) >= needed
+            } ?? Size(width: 1280, height: 720)
+            faster.append("a smaller --size such as \(smaller)")
+        }
         if settings.codec == .hevc { faster.append("--codec h264") }
         let presets = VideoEncoderSettings.presets
         if let i = presets.firstIndex(of: settings.preset), i > 0 { faster.append("--preset \(presets[i - 1])") }

@@ -205,7 +205,10 @@ public enum EncoderSpeed {
         guard var choice = LiveEncoderChoice(trials: trials, measured: true, rate: rate, steady: steady, othersBusy: othersBusy)
         else { return nil }
         choice.busy = others.cpus() >= busyCPUs
-        if let cache { remember(Entry(trials: trials, measuredAt: now, libraries: libraryIdentity, busy: choice.busy, clip: clipVersion), as: k, in: cache) }
+        if let cache, !remember(Entry(trials: trials, measuredAt: now, libraries: libraryIdentity, busy: choice.busy, clip: clipVersion),
+                                as: k, in: cache) {
+            choice.notRememberedIn = cache.path
+        }
         return choice
     }
 
@@ -221,7 +224,9 @@ public enum EncoderSpeed {
     /// the other's whole). A lock still held after `lockPatience` seconds (another program
     /// holding it, a stopped dualcam) is not waited for: the figure is used by this run and
     /// not remembered (a held lock kept `record` and `doctor` silent until it was let go).
-    static func remember(_ entry: Entry, as key: String, in cache: URL) {
+    /// Whether it was written.
+    @discardableResult
+    static func remember(_ entry: Entry, as key: String, in cache: URL) -> Bool {
         let folder = cache.deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let lock = open(folder.appendingPathComponent(".live-encoder.lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
@@ -229,13 +234,14 @@ public enum EncoderSpeed {
         if lock >= 0 {
             let giveUp = monotonicNow() + lockPatience
             while flock(lock, LOCK_EX | LOCK_NB) != 0 {
-                guard errno == EWOULDBLOCK || errno == EINTR, monotonicNow() < giveUp else { return }
+                guard errno == EWOULDBLOCK || errno == EINTR, monotonicNow() < giveUp else { return false }
                 usleep(20_000)
             }
         }
         var known = table(in: cache)
         known[key] = entry
-        if let data = try? JSONEncoder().encode(known) { try? data.write(to: cache, options: .atomic) }
+        guard let data = try? JSONEncoder().encode(known) else { return false }
+        return (try? data.write(to: cache, options: .atomic)) != nil
     }
 
     /// How long `remember` waits for another writer: writing the table takes milliseconds.
@@ -279,6 +285,9 @@ public struct LiveEncoderChoice: Sendable, Equatable {
     public var busy = false
     /// Kept for other programs keeping the CPUs busy as the take started.
     public var keptForBusyMachine = false
+    /// Measured now, but the table at this path could not be written (a read-only cache
+    /// folder, a lock held elsewhere): every start measures again.
+    public var notRememberedIn: String?
 
     /// Whether on `cpus` whole CPUs a steady configuration is worth some speed.
     public static func steadyMatters(cpus: Int) -> Bool { cpus <= 3 }

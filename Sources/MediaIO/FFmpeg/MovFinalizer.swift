@@ -149,8 +149,11 @@ public enum MovFinalizer {
         // The demuxer takes a box whose size runs past the end of the file for the end: a
         // damaged size in the middle would leave every fragment after it out.
         if let later = fragmentHeader(in: source, after: readUpTo), !isCutShortLastFragment(source, at: later) {
-            throw .damaged(path: reportedPath, reason: "a damaged box ends the reading at byte \(readUpTo), before the "
-                           + "fragment at byte \(later): the fragmented file is kept as it is")
+            // One offset said twice ("ends the reading at byte N, before the fragment at byte N")
+            // told nothing: there the fragment itself is what could not be read.
+            let damage = later == readUpTo ? "the fragment at byte \(later) could not be read"
+                : "a damaged box ends the reading at byte \(readUpTo), before the fragment at byte \(later)"
+            throw .damaged(path: reportedPath, reason: damage + ": the fragmented file is kept as it is")
         }
         copied.result.videoSeconds = Double(videoEnd) * av_q2d(videoTimeBase)
         return copied

@@ -106,12 +106,19 @@ public struct StagePlan: Sendable, Equatable, Codable {
 
     /// The plan as lines for `--verbose`, `--dry-run` and `doctor`.
     public func lines(encoder name: String, intermediate: Bool = false) -> [String] {
+        // Each count with the rule that gave it: a count alone left users to guess why
+        // (three x264 threads on two CPUs).
         var lines = ["CPUs: \(cpus.description)"]
-        if !decoderThreads.isEmpty { lines.append("decoders: " + decoderThreads.map { "\($0) thread\($0 == 1 ? "" : "s")" }.joined(separator: ", ")) }
-        lines.append("compositor: \(compositorThreads) thread\(compositorThreads == 1 ? "" : "s")")
+        if !decoderThreads.isEmpty {
+            lines.append("decoders: " + decoderThreads.map { "\($0) thread\($0 == 1 ? "" : "s")" }.joined(separator: ", ")
+                         + " (one on two CPUs or fewer, else a frame thread per CPU, at most 16)")
+        }
+        lines.append("compositor: \(compositorThreads) thread\(compositorThreads == 1 ? "" : "s") (one per started 1080p of output "
+                     + "pixels, two at least, at most half the CPUs beyond two)")
         lines.append("encoder \(name): \(encoder.text(for: name))")
         if intermediate {
-            lines.append("intermediate libx264: \(intermediateThreads) thread\(intermediateThreads == 1 ? "" : "s")")
+            lines.append("intermediate libx264: \(intermediateThreads) thread\(intermediateThreads == 1 ? "" : "s") (x264's own rule, a "
+                         + "thread and a half per CPU allowed, at most 16: it keeps its share beside other programs)")
             let decoders = Self.decoderThreads(cpus: cpus.wholeCPUs)
             lines.append("the intermediate worked through during the take by \(name): as live, at the encoders' priority, "
                          + "its packets decoded on \(decoders) thread\(decoders == 1 ? "" : "s")")
