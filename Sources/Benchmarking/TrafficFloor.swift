@@ -42,14 +42,14 @@ final class TrafficFloor: ForkJoinJob {
     func run(reads: [Region], writes: [Region]) {
         self.reads = reads
         self.writes = writes
-        if let fork { fork.run(self) } else { run(part: -1, of: 1) }
+        if let fork { fork.run(self) } else { run(part: 0, of: 1) }
     }
 
-    /// Half of every region's rows (all of them for -1).
-    func run(part half: Int, of parts: Int) {
+    /// Part `part` of every region's rows (all of them as part 0 of 1).
+    func run(part: Int, of parts: Int) {
         var sum = SIMD16<UInt16>()
         for r in reads {
-            for y in half < 0 ? 0..<r.rows : ForkJoin.rows(half, of: r.rows, parts: parts) {
+            for y in ForkJoin.rows(part, of: r.rows, parts: parts) {
                 let row = UnsafeRawPointer(r.base + y * r.stride)
                 var x = 0
                 while x + 16 <= r.rowBytes {
@@ -64,10 +64,10 @@ final class TrafficFloor: ForkJoinJob {
         }
         let value = UInt8(truncatingIfNeeded: sum.wrappedSum())
         for w in writes {
-            for y in half < 0 ? 0..<w.rows : ForkJoin.rows(half, of: w.rows, parts: parts) {
+            for y in ForkJoin.rows(part, of: w.rows, parts: parts) {
                 memset(w.base + y * w.stride, Int32(value), w.rowBytes)
             }
         }
-        if half == 1 { checksums.1 &+= UInt64(value) } else { checksums.0 &+= UInt64(value) }
+        if part == 1 { checksums.1 &+= UInt64(value) } else { checksums.0 &+= UInt64(value) }
     }
 }

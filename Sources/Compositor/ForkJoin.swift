@@ -43,8 +43,9 @@ public final class ForkJoin: @unchecked Sendable {
     private let workers: [Worker]
 
     public init(name: String, parts: Int = 2) {
-        self.parts = max(2, parts)
-        workers = (1..<self.parts).map { Worker(name: name, part: $0, of: max(2, parts)) }
+        let parts = max(2, parts)
+        self.parts = parts
+        workers = (1..<parts).map { Worker(name: name, part: $0, of: parts) }
     }
 
     deinit {

@@ -153,9 +153,9 @@ extension JPEGRange {
     public final class Job: ForkJoinJob {
         public var source: Source?, output: I420View?, conversion: ColorConversion?
         public init() {}
-        public func run(part half: Int, of parts: Int) {
+        public func run(part: Int, of parts: Int) {
             guard let source, let output, let conversion else { return }
-            convertSIMD(source, into: output, converting: conversion, chromaRows: ForkJoin.rows(half, of: output.u.height, parts: parts))
+            convertSIMD(source, into: output, converting: conversion, chromaRows: ForkJoin.rows(part, of: output.u.height, parts: parts))
         }
     }
 }

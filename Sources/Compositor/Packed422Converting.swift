@@ -148,10 +148,10 @@ extension CameraFormats {
         public var source: UnsafePointer<UInt8>?, stride = 0, order = Packed422.yuyv, shift = 0
         public var output: I420View?, conversion: ColorConversion?, columns: Range<Int>?
         public init() {}
-        public func run(part half: Int, of parts: Int) {
+        public func run(part: Int, of parts: Int) {
             guard let source, let output else { return }
             packed422Picture(source, stride: stride, order: order, shift: shift, into: output, converting: conversion,
-                             chromaRows: ForkJoin.rows(half, of: output.u.height, parts: parts), columns: columns)
+                             chromaRows: ForkJoin.rows(part, of: output.u.height, parts: parts), columns: columns)
         }
     }
 }

@@ -274,9 +274,9 @@ extension ToneMap {
     public final class Job: ForkJoinJob {
         public var map: ToneMap?, source: Source?, output: I420View?
         public init() {}
-        public func run(part half: Int, of parts: Int) {
+        public func run(part: Int, of parts: Int) {
             guard let map, let source, let output else { return }
-            map.convertSIMD(source, into: output, chromaRows: ForkJoin.rows(half, of: output.u.height, parts: parts))
+            map.convertSIMD(source, into: output, chromaRows: ForkJoin.rows(part, of: output.u.height, parts: parts))
         }
     }
 }

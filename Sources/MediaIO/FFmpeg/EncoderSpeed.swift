@@ -177,7 +177,8 @@ public enum EncoderSpeed {
                               seconds: Double = measuringSeconds, now: Double = Date().timeIntervalSince1970) -> LiveEncoderChoice? {
         let k = key(settings, cpus: cpus)
         let steady = steady && LiveEncoderChoice.steadyMatters(cpus: cpus.wholeCPUs)
-        if let entry = table(in: cache)[k], entry.libraries == libraryIdentity, entry.clip == clipVersion, now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
+        if let entry = table(in: cache)[k], entry.libraries == libraryIdentity, entry.clip == clipVersion,
+           now - entry.measuredAt >= 0, now - entry.measuredAt < maxAge,
            Set(entry.trials.map(\.threading)) == Set(candidates),
            entry.trials.allSatisfy({ $0.fps.isFinite && $0.fps >= 0.1 && $0.fps <= 100_000 }),
            var best = LiveEncoderChoice(trials: entry.trials, measured: false, rate: rate, steady: steady, othersBusy: othersBusy),
@@ -224,7 +225,7 @@ public enum EncoderSpeed {
     /// the other's whole). A lock still held after `lockPatience` seconds (another program
     /// holding it, a stopped dualcam) is not waited for: the figure is used by this run and
     /// not remembered (a held lock kept `record` and `doctor` silent until it was let go).
-    /// Whether it was written.
+    /// Returns whether the table was written.
     @discardableResult
     static func remember(_ entry: Entry, as key: String, in cache: URL) -> Bool {
         let folder = cache.deletingLastPathComponent()

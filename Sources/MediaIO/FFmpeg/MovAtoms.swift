@@ -11,7 +11,10 @@ public enum MovAtoms {
 
     /// The boxes in file order. A box whose size runs past the end (a file cut short
     /// mid-write) is listed with the size its header claims.
-    public static func topLevel(_ path: String) throws(MediaError) -> [Atom] {
+    public static func topLevel(_ path: String) throws(MediaError) -> [Atom] { try boxes(path).atoms }
+
+    /// The top-level boxes and the file's length.
+    private static func boxes(_ path: String) throws(MediaError) -> (atoms: [Atom], end: Int64) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw .system(path: path, writing: false, errno: .current)
         }
@@ -37,7 +40,7 @@ public enum MovAtoms {
             if overflow { break }
             offset = next
         }
-        return atoms
+        return (atoms, end)
     }
 
     /// Whether a regular file under one of our hidden names, left by a kill, is ours to
@@ -61,14 +64,12 @@ public enum MovAtoms {
     }
 
     /// Whether the file is a whole movie: an index (moov), and every top-level box ends
-    /// within the file (a few bytes after the last are left to players, which skip them). A file cut short mid-box (copied in part, a disk that filled) is not,
-    /// whatever its first boxes say.
+    /// within the file (a few bytes after the last are left to players, which skip them). A
+    /// file cut short mid-box (copied in part, a disk that filled) is not, whatever its first
+    /// boxes say.
     public static func isWholeMovie(_ path: String) throws(MediaError) -> Bool {
-        let atoms = try topLevel(path)
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber else {
-            throw .system(path: path, writing: false, errno: .current)
-        }
-        return atoms.contains { $0.type == "moov" } && atoms.allSatisfy { $0.offset + $0.size <= size.int64Value }
+        let (atoms, end) = try boxes(path)
+        return atoms.contains { $0.type == "moov" } && atoms.allSatisfy { $0.offset + $0.size <= end }
     }
 
     /// Whether the file holds movie fragments (a recording not yet finalised).

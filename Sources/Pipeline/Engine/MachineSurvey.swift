@@ -78,7 +78,7 @@ package struct MachineSurvey {
         let take = VideoEncoderSettings()
         let disk = Disk(folder: folder, freeBytes: freeBytes(folder), writeMBPerSecond: nil, writeError: nil,
                         takeMBPerMinute: Recorder.expectedBytesPerSecond(take) * 60 / 1e6,
-                        intermediateMBPerMinute: Recorder.intermediateBytesPerSecond * 60 / 1e6)
+                        intermediateMBPerMinute: Recorder.intermediateBytesPerSecond1080p30 * 60 / 1e6)
         var survey = MachineSurvey(processor: EncoderSpeed.processorModel, cpus: cpus, threads: cpus.wholeCPUs,
                                    recordPlan: .record(cpus: cpus, output: PiPLayout.defaultCanvas),
                                    composePlan: .compose(cpus: cpus, output: PiPLayout.defaultCanvas,

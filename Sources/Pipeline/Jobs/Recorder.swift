@@ -203,13 +203,13 @@ package final class Recorder: Sendable {
 
     /// What the intermediate takes, generously (1080p30 camera pictures at crf 17 took 3-6 MB/s),
     /// and how much of it there must be room for before `auto` counts on it.
-    package static let intermediateBytesPerSecond = 8e6
+    package static let intermediateBytesPerSecond1080p30 = 8e6
 
     /// The same for `video`'s size and rate, by its pixels per second, never under the 1080p30
     /// figure (a 4K take's plan said the 1080p figure).
     package static func intermediateBytesPerSecond(_ video: VideoEncoderSettings) -> Double {
         let pixelsPerSecond = Double(video.size.width * video.size.height) * Double(video.framesPerSecond)
-        return intermediateBytesPerSecond * max(1, pixelsPerSecond / (1920 * 1080 * 30))
+        return intermediateBytesPerSecond1080p30 * max(1, pixelsPerSecond / (1920 * 1080 * 30))
     }
     static let intermediateRoomSeconds = 120.0
 
