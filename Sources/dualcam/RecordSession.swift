@@ -26,6 +26,11 @@ struct RecordSession {
         let keys = KeyboardControl()
         keys.start()
         defer { keys.restore() }
+        // Until the sources are open a stop signal ends the process at once: the speed check
+        // may take seconds, a source's open may never return (a named pipe no one writes),
+        // and nothing has a name on disk yet.
+        Interruption.exitAtOnceUntilStarted(true)
+        defer { Interruption.exitAtOnceUntilStarted(false) }
         var plan = self.plan
         let onlyDestination = plan.file == nil && plan.outputs.isEmpty
         let window = preview.open(layout: plan.layout, title: plan.file.map { "dualcam - recording \($0)" } ?? "dualcam - live, no file",
@@ -45,10 +50,6 @@ struct RecordSession {
                                       finishing: plan.file.map { "finishing \($0), please wait (killed now, nothing is lost: dualcam finish \($0) completes it)" }
                                           ?? "stopping, please wait",
                                       keyHints: keys.singleKeys)
-        // Until the sources are open a stop signal ends the process at once: a source's open
-        // may never return (a named pipe no one writes), and nothing has a name on disk yet.
-        Interruption.exitAtOnceUntilStarted(true)
-        defer { Interruption.exitAtOnceUntilStarted(false) }
         do {
             let summary = try Recorder(plan: plan, controls: Interruption.controls, observer: observer).run()
             keys.restore()

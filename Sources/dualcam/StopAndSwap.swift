@@ -32,7 +32,21 @@ enum Interruption {
     /// no one writes, a hung network mount), and nothing it made has a name yet (its output
     /// is an unnamed file, its locks go with it).
     private static let exitsAtOnce = Atomic<Bool>(false)
-    static func exitAtOnceUntilStarted(_ on: Bool) { exitsAtOnce.store(on, ordering: .releasing) }
+    /// A stop that came before (during the speed check on a machine that has no figures yet)
+    /// ends the process here: the handler took it as a request for a job that had not begun,
+    /// and the open that follows may never return (CI of 2026-11-28: a test's record of a
+    /// named pipe, sent SIGTERM during its first speed check, waited until CI was cut).
+    static func exitAtOnceUntilStarted(_ on: Bool) {
+        exitsAtOnce.store(on, ordering: .releasing)
+        if on && flag.load(ordering: .acquiring) { exitNow(signalNumber.load(ordering: .relaxed)) }
+    }
+    /// Ends the process from a handler or a thread: the terminal's modes put back, the line
+    /// made beforehand written, nothing else run.
+    private static func exitNow(_ received: Int32) -> Never {
+        if restoresModes.load(ordering: .acquiring), let modes = savedModes { tcsetattr(0, TCSANOW, modes) }
+        _ = write(2, exitMessage.baseAddress, exitMessage.count)
+        _exit(128 + received)
+    }
     /// What a signal that ends the process at once prints, made beforehand (see busyMessage).
     nonisolated(unsafe) private static var exitMessage = signalSafeText("interrupted; no output written")
 
@@ -107,14 +121,7 @@ enum Interruption {
         _ = interruptsInputs.load(ordering: .relaxed)
         _ = controls.stopRequested
         let handler: @convention(c) (Int32) -> Void = { received in
-            if Interruption.exitsAtOnce.load(ordering: .acquiring) {
-                if Interruption.restoresModes.load(ordering: .acquiring), let modes = Interruption.savedModes {
-                    tcsetattr(0, TCSANOW, modes)
-                }
-                let message = Interruption.exitMessage
-                _ = write(2, message.baseAddress, message.count)
-                _exit(128 + received)
-            }
+            if Interruption.exitsAtOnce.load(ordering: .acquiring) { Interruption.exitNow(received) }
             let already = Interruption.flag.exchange(true, ordering: .relaxed)
             if !already { Interruption.signalNumber.store(received, ordering: .relaxed) }
             Interruption.controls.send(.stop)

@@ -1,6 +1,7 @@
 import MediaIO
 @testable import Pipeline
 import Foundation
+import Synchronization
 import Testing
 
 /// Paths and processes shared by the end-to-end tests, which run the real `dualcam` binary
@@ -83,6 +84,18 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     p.standardError = err
     p.standardInput = input ?? FileHandle.nullDevice
     try p.run()
+    // Swift Testing's time limit fails a test but cannot end a child it waits on: a dualcam
+    // that never exits held the test process until CI was cut at 90 minutes (2026-11-28). The
+    // child is killed when the test's own limit has passed since it started, and says so.
+    let limit = Test.current?.timeLimit ?? .seconds(600)
+    let fired = Mutex(false)
+    let watchdog = DispatchWorkItem {
+        guard p.isRunning else { return }
+        fired.withLock { $0 = true }
+        kill(p.processIdentifier, SIGKILL)
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(limit.components.seconds)), execute: watchdog)
+    defer { watchdog.cancel() }
     onStart?(p)
     // Read both pipes concurrently so neither can fill up and stall the child.
     let group = DispatchGroup()
@@ -92,8 +105,10 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     errData = err.fileHandleForReading.readDataToEndOfFile()
     group.wait()
     p.waitUntilExit()
+    let killed = fired.withLock { $0 }
     return RunResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                     stderr: String(decoding: errData, as: UTF8.self))
+                     stderr: String(decoding: errData, as: UTF8.self)
+                         + (killed ? "\n(test harness: \(executable) still running after the test's limit of \(limit), killed)" : ""))
 }
 
 func dualcam(_ arguments: [String], input: Pipe? = nil, onStart: ((Process) -> Void)? = nil) throws -> RunResult {
