@@ -2,7 +2,7 @@ import Foundation
 @testable import Compositor
 import Testing
 
-@Suite struct ColorSIMDTests {
+@Suite(.timeLimit(.minutes(10))) struct ColorSIMDTests {
     @Test(arguments: [Rect(x: 0, y: 0, width: 64, height: 32), Rect(x: 1, y: 1, width: 33, height: 7),
                       Rect(x: 1744, y: 851, width: 160, height: 213), Rect(x: 0, y: 0, width: 1920, height: 1080),
                       Rect(x: 17, y: 3, width: 1, height: 1), Rect(x: 5, y: 0, width: 15, height: 2)])

@@ -1,7 +1,7 @@
 import Compositor
 import Testing
 
-@Suite struct ColorTests {
+@Suite(.timeLimit(.minutes(10))) struct ColorTests {
     /// R'G'B' (0...1) encoded to limited-range Y'CbCr with a matrix, as an encoder would.
     func encode(_ rgb: (Double, Double, Double), _ kr: Double, _ kb: Double) -> (UInt8, UInt8, UInt8) {
         let kg = 1 - kr - kb

@@ -4,7 +4,7 @@ import Testing
 
 /// Whole frames: the product path (SIMD kernels, rows split over two to four threads) against the
 /// scalar reference, for every corner, odd sizes, BT.601 sources and the swapped layout.
-@Suite struct CompositorPathsTests {
+@Suite(.timeLimit(.minutes(10))) struct CompositorPathsTests {
     static let cases: [(Corner, Int, Int, Int, Int, YCbCrMatrix)] = [
         (.topRight, 1920, 1080, 1280, 720, .bt709), (.topLeft, 1280, 720, 1920, 1080, .bt601),
         (.bottomRight, 3840, 2160, 640, 480, .bt601), (.bottomLeft, 641, 479, 1, 1, .bt2020),

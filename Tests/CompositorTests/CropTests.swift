@@ -1,7 +1,7 @@
 import Compositor
 import Testing
 
-@Suite struct CropTests {
+@Suite(.timeLimit(.minutes(10))) struct CropTests {
     static let sizes: [(Int, Int)] = [(641, 479), (1, 1), (4096, 2160), (1920, 1080), (1280, 720), (640, 480),
                                       (360, 640), (2, 1), (1, 1000), (3840, 2160), (160, 213), (7, 3)]
     static let targets: [(Int, Int)] = [(1920, 1080), (160, 213), (1, 1), (100, 3)]

@@ -1,7 +1,7 @@
 @testable import Compositor
 import Testing
 
-@Suite struct DecodeScaleTests {
+@Suite(.timeLimit(.minutes(10))) struct DecodeScaleTests {
     /// The case: a 1080p camera in the 160x213 inset. Its crop is 811x1080, so 1/4
     /// (crop 203x270) still covers the inset and 1/8 (crop 101x135) does not.
     @Test func a1080pCameraInTheDefaultInsetDecodesAtAQuarter() {

@@ -7,7 +7,7 @@ import Testing
 /// chroma is half of it): each filter row's weights sum to 256, none is negative (both
 /// kernels are non-negative), every tap reads inside the source, and the SIMD resampler
 /// equals the scalar one.
-@Suite struct FilterRatioPropertyTests {
+@Suite(.timeLimit(.minutes(10))) struct FilterRatioPropertyTests {
     /// Under a sanitizer (Scripts/sanitizers.sh) every seventh size of each list: the whole
     /// sample held both cores for two minutes there and starved unrelated tests past their
     /// time limits. The plain test run takes every size.

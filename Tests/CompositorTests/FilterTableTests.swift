@@ -1,7 +1,7 @@
 import Compositor
 import Testing
 
-@Suite struct FilterTableTests {
+@Suite(.timeLimit(.minutes(10))) struct FilterTableTests {
     @Test(arguments: [(1, 160), (1280, 160), (641, 160), (720, 1920), (4096, 1920), (1, 1), (3, 1000),
                       (213, 213), (479, 213), (2160, 1080), (7, 5)])
     func weightsSumToOneAndTapsStayInside(src: Int, dst: Int) {

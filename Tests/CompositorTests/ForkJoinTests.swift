@@ -2,7 +2,7 @@ import Foundation
 @testable import Compositor
 import Testing
 
-@Suite struct ForkJoinTests {
+@Suite(.timeLimit(.minutes(10))) struct ForkJoinTests {
     /// The halves run at the same time: each writes only its own counters (one array for
     /// both was a data race, which ThreadSanitizer reported).
     final class Counting: ForkJoinJob {

@@ -2,7 +2,7 @@ import Foundation
 @testable import Compositor
 import Testing
 
-@Suite struct JPEGRangeTests {
+@Suite(.timeLimit(.minutes(10))) struct JPEGRangeTests {
     /// Rescaling the range and re-encoding in one pass, whole and in two parts, against the
     /// two passes one pixel at a time.
     @Test(arguments: [true, false], [(1920, 1080), (640, 481), (64, 2), (66, 3), (96, 17), (10, 5)])

@@ -2,7 +2,7 @@ import Foundation
 @testable import Compositor
 import Testing
 
-@Suite struct Lanes16Tests {
+@Suite(.timeLimit(.minutes(10))) struct Lanes16Tests {
     /// The 16-bit decomposition against the 32-bit formula it replaces, for every (u, v).
     @Test(arguments: [(YCbCrMatrix.bt601, YCbCrMatrix.bt709), (.bt2020, .bt709), (.bt709, .bt601), (.bt601, .bt2020)])
     func sixteenBitLanesGiveTheThirtyTwoBitResult(from: YCbCrMatrix, to: YCbCrMatrix) throws {

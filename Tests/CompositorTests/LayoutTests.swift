@@ -1,7 +1,7 @@
 import Compositor
 import Testing
 
-@Suite struct LayoutTests {
+@Suite(.timeLimit(.minutes(10))) struct LayoutTests {
     // The product's layout: 1920x1080, inset 160x213, 16 px from the edges.
     static let expected: [(Corner, Rect)] = [
         (.topRight, Rect(x: 1744, y: 16, width: 160, height: 213)),

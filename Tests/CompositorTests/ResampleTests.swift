@@ -1,7 +1,7 @@
 import Compositor
 import Testing
 
-@Suite struct ResampleTests {
+@Suite(.timeLimit(.minutes(10))) struct ResampleTests {
     @Test(arguments: [(640, 480, 160, 213), (641, 479, 160, 213), (1, 1, 160, 213), (1280, 720, 1920, 1080),
                       (4096, 2160, 1920, 1080), (3, 7, 5, 2)])
     func flatStaysFlat(sw: Int, sh: Int, dw: Int, dh: Int) throws {

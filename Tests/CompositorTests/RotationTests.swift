@@ -1,7 +1,7 @@
 import Compositor
 import Testing
 
-@Suite struct RotationTests {
+@Suite(.timeLimit(.minutes(10))) struct RotationTests {
     @Test func displayMatrixAnglesSnapToQuarterTurns() {
         #expect(QuarterTurn(displayMatrixDegrees: -90) == .clockwise90)
         #expect(QuarterTurn(displayMatrixDegrees: 90) == .clockwise270)

@@ -4,7 +4,7 @@ import Testing
 
 /// Every SIMD kernel against its scalar reference, bit for bit, on random data and on the
 /// sizes where lane handling goes wrong: below one vector, one off a multiple of 16, odd.
-@Suite struct SIMDExactnessTests {
+@Suite(.timeLimit(.minutes(10))) struct SIMDExactnessTests {
     static let lengths = [1, 2, 15, 16, 17, 31, 33, 160, 541, 1280, 1919, 1920]
 
     func randomBytes(_ n: Int, seed: UInt64) -> [UInt8] {

@@ -3,7 +3,7 @@ import Testing
 
 /// The styled inset: its kernels against their scalar references, and its pixels where the
 /// rounded corners, the border and the shadow must (and must not) change the picture.
-@Suite struct StyledInsetTests {
+@Suite(.timeLimit(.minutes(10))) struct StyledInsetTests {
     @Test(arguments: [0, 1, 15, 31, 32, 33, 64, 80, 107, 160, 1920])
     func blendSIMDMatchesScalar(count: Int) {
         var rng = SplitMix64(state: UInt64(count + 1))

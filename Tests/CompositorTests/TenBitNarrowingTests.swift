@@ -5,7 +5,7 @@ import Testing
 /// 10-bit SDR in another matrix to 8-bit BT.709 in one rounding (`narrowSIMD`): the SIMD
 /// kernel against its scalar reference to the bit, and the reference against the exact
 /// re-encoding in double precision.
-@Suite struct TenBitNarrowingTests {
+@Suite(.timeLimit(.minutes(10))) struct TenBitNarrowingTests {
     static func narrow(_ p: (y: [UInt16], u: [UInt16], v: [UInt16], yStride: Int, cStride: Int), size: Size,
                        _ conversion: ColorConversion, simd: Bool) -> I420Buffer {
         let out = I420Buffer(size: size)

@@ -5,7 +5,7 @@ import Testing
 /// HDR to SDR (`ToneMap`): the SIMD kernel against its scalar reference to the bit, and the
 /// reference's computed curves against the transfer functions in double precision. The
 /// comparison with FFmpeg's own tone mapping is in DualCamTests (HDRTests).
-@Suite struct ToneMapTests {
+@Suite(.timeLimit(.minutes(10))) struct ToneMapTests {
     /// Random 10-bit planes (the whole 0...1023, so out-of-range codes are covered too).
     static func planes(_ size: Size, seed: UInt64) -> (y: [UInt16], u: [UInt16], v: [UInt16], yStride: Int, cStride: Int) {
         var rng = SplitMix64(state: seed)

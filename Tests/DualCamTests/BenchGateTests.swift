@@ -5,7 +5,7 @@ import Testing
 /// `dualcam bench --instructions` and its `--baseline` gate, end to end: counts from
 /// callgrind, the same run to run, and a baseline a few per cent lower than today's count
 /// failing the gate by name.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct BenchGateTests {
     static let arguments = ["bench", "--instructions", "--cases", "inset-only-480p", "--frames", "1"]
 

@@ -6,7 +6,7 @@ import Testing
 
 /// The pure pieces of the camera path: finding a camera again, what its stamps mean, when a
 /// buffer is too short, and who takes which role when cameras come and go.
-@Suite struct CameraPiecesTests {
+@Suite(.timeLimit(.minutes(10))) struct CameraPiecesTests {
     func device(_ path: String, bus: String, card: String = "HD Webcam C920", driver: String = "uvcvideo") -> CaptureDeviceInfo {
         CaptureDeviceInfo(path: path, card: card, driver: driver, bus: bus, formats: [])
     }

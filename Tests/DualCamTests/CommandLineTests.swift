@@ -4,7 +4,7 @@ import Testing
 /// The command line as people meet it: no command, a mistyped one, help in groups with
 /// examples, the benchmark's case list; and every `--json` output against its JSON Schema in
 /// Docs/json, checked by python3-jsonschema.
-@Suite struct CommandLineTests {
+@Suite(.timeLimit(.minutes(10))) struct CommandLineTests {
     /// Checks each file (one output each) against Docs/json/KIND.schema.json.
     static func expectValid(_ kind: String, _ files: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
         let schema = Env.repoRoot.appendingPathComponent("Docs/json/\(kind).schema.json").path

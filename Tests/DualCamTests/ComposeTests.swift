@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized) struct ComposeTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ComposeTests {
     /// Colons are ordinary in file names (times of day): an input and an output named with
     /// them are files, not URLs of some protocol; a playlist inside its own folder is read.
     @Test(.timeLimit(.minutes(3)))

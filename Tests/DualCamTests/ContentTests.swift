@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized) struct ContentTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ContentTests {
     /// Colours shot in BT.601 (SD, most webcams) must look the same after going into our BT.709
     /// file, in the inset and full-frame alike: ffmpeg decodes the result by its BT.709 tags.
     @Test func bt601SourcesKeepTheirColours() throws {

@@ -6,7 +6,7 @@ import Testing
 /// disk: always something that plays, checked with ffprobe and ffmpeg.
 /// Every recording here skips the encoder-speed check at the start (a test knob): a kill at a
 /// fixed time must find the same amount recorded whether or not the speed was measured yet.
-@Suite(.serialized) struct CrashSafetyTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct CrashSafetyTests {
     /// 12 s of simple moving pictures with sound, easy enough for x265 to keep real time.
     static func camera(in dir: TempDir, seconds: Int = 12, noisy: Bool = false) throws -> String {
         let path = dir.path(noisy ? "noisy.mp4" : "camera.mp4")
@@ -259,6 +259,8 @@ import Testing
         p.standardError = stderr
         p.standardInput = FileHandle.nullDevice
         try p.run()
+        let watchdog = ChildWatchdog(p)
+        defer { watchdog.disarm() }
         // 2 s after the file starts (start-up under a sanitizer on a busy machine can take
         // longer than that by itself).
         var said = Data()
@@ -273,7 +275,7 @@ import Testing
         p.waitUntilExit()
         // What it said before the pipes closed: a sanitizer's report (exit 66) is there.
         #expect(p.terminationReason == .exit && p.terminationStatus == 0,
-                "status \(p.terminationStatus): \(String(decoding: said, as: UTF8.self).suffix(4000))")
+                "status \(p.terminationStatus): \(String(decoding: said, as: UTF8.self).suffix(4000))\(watchdog.verdict("dualcam"))")
         try Self.expectRegularFaststart(out)
         let d = try Self.decoded(out)
         #expect((45...81).contains(d.frames), "\(d.frames) frames for a 2 s recording")

@@ -5,7 +5,7 @@ import MediaIO
 import Testing
 
 /// Decoding on a thread of its own changes nothing of what comes out.
-@Suite struct DecodeAheadTests {
+@Suite(.timeLimit(.minutes(10))) struct DecodeAheadTests {
     @Test func picturesComeInOrderAndEndAsTheReaderEnds() throws {
         let path = Env.fixture("front-4x3-25fps.mkv")
         let direct = try VideoReader(path: path)

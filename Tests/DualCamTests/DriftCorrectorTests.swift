@@ -3,7 +3,7 @@ import MediaIO
 @testable import Pipeline
 import Testing
 
-@Suite struct DriftCorrectorTests {
+@Suite(.timeLimit(.minutes(10))) struct DriftCorrectorTests {
     /// A device whose clock runs `ppm` fast or slow, stamped with a few ms of jitter (as
     /// snd-aloop's 4 ms jiffies give), over `seconds`: how far the placed samples end from
     /// where the monotonic clock says, in samples, and how many corrections were made. Every

@@ -3,7 +3,7 @@ import Testing
 
 /// Every way a user can hand us bad input ends the same way: a non-zero exit, one line on
 /// stderr naming what is wrong, and nothing at OUT (nor any temporary file beside it).
-@Suite struct ErrorTests {
+@Suite(.timeLimit(.minutes(10))) struct ErrorTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         /// Makes the inputs in `dir`, returns the dualcam arguments and what stderr must mention.

@@ -8,7 +8,7 @@ import Testing
 /// to stream, driven by scripted cameras: USB bandwidth (ENOSPC) cannot be provoked with
 /// vivid, whose STREAMON fault gives EINVAL (that one, and vivid's webcam rates, are
 /// exercised against the real driver in VividTests).
-@Suite struct FormatNegotiationTests {
+@Suite(.timeLimit(.minutes(10))) struct FormatNegotiationTests {
     typealias Mode = CaptureDeviceInfo.Mode
     static let hd = Size(width: 1280, height: 720)
     static let fullHD = Size(width: 1920, height: 1080)

@@ -4,7 +4,7 @@ import Testing
 /// Phone clips in HDR (10-bit HEVC, BT.2020, HLG or PQ, made here with libx265 main10 and
 /// the colour tags) composed beside an SDR picture: the full-frame picture against FFmpeg's
 /// own tone mapping of the same clip, with the same curve and parameters (ToneMap's).
-@Suite struct HDRTests {
+@Suite(.timeLimit(.minutes(10))) struct HDRTests {
     static let reference = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,"
         + "tonemap=tonemap=hable:desat=0:peak=10,zscale=t=bt709:m=bt709:r=tv,format=yuv420p"
     static let size = (width: 640, height: 360)

@@ -5,7 +5,7 @@ import Testing
 
 /// vivid has no MJPEG, so the camera MJPEG path is tested on buffers shaped like a webcam's:
 /// one full-range 4:2:2 JPEG per buffer, checked against ffmpeg's own decoding.
-@Suite struct MJPEGTests {
+@Suite(.timeLimit(.minutes(10))) struct MJPEGTests {
     /// Splits a raw MJPEG stream into its JPEGs (start-of-image FF D8 to end-of-image FF D9).
     func jpegs(_ data: [UInt8]) -> [[UInt8]] {
         var result: [[UInt8]] = []

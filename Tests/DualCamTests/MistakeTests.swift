@@ -6,7 +6,7 @@ import Testing
 
 /// Ordinary mistakes that are not a one-line error of ErrorTests' kind: each ends as a user
 /// would want, checked from outside (exit status, what stderr says, ffprobe, the bytes).
-@Suite struct MistakeTests {
+@Suite(.timeLimit(.minutes(10))) struct MistakeTests {
     static let back = Reference.back, front = Reference.front
 
     @Test(.timeLimit(.minutes(2)))

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Output size, rate, codec, bitrates and display rotation, as ffprobe and ffmpeg see them.
-@Suite(.serialized) struct OutputChoicesTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct OutputChoicesTests {
     /// A blue back and a red front, 2 s, with a tone: colours that are easy to find.
     static let sources: Result<(TempDir, String, String), any Error> = Result {
         try Env.requireFFmpegTools()

@@ -114,7 +114,7 @@ final class VirtualDisplay {
 /// `record --preview` under Xvfb: the window shows the composed picture, a click on its inset
 /// or `s` swaps (on screen and in the file), closing it stops and finishes the recording; with
 /// no display, one line says so and the recording is made all the same.
-@Suite(.serialized) struct PreviewTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct PreviewTests {
     static let blueAndRed: Result<(TempDir, String, String), any Error> = Result {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
@@ -394,9 +394,11 @@ final class VirtualDisplay {
         p.standardOutput = FileHandle.nullDevice
         p.standardInput = FileHandle.nullDevice
         try p.run()
+        let watchdog = ChildWatchdog(p)
+        defer { watchdog.disarm() }
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
-        #expect(p.terminationStatus == 0, "\(stderr)")
+        #expect(p.terminationStatus == 0, "\(stderr)\(watchdog.verdict("dualcam"))")
         #expect(stderr.contains("dualcam: no display for the preview (neither DISPLAY nor WAYLAND_DISPLAY is set): recording goes on without it\n"),
                 "\(stderr)")
         let v = try #require(try Probe(out).stream("video"))

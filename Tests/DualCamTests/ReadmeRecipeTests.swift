@@ -4,7 +4,7 @@ import Testing
 /// The README's recipes that need no camera, run as written (Tests/readme/recipes.py): each
 /// exits 0 and every file it names plays. They record in real time, so they run in the
 /// serialized group. The camera recipes run in the VM (VividTests).
-@Suite(.serialized) struct ReadmeRecipeTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ReadmeRecipeTests {
     @Test(.timeLimit(.minutes(5)))
     func theReadmesFileRecipesRunAsWritten() throws {
         try Env.requireFFmpegTools()

@@ -5,7 +5,7 @@ import Testing
 /// `record` with files played as cameras: the live pipeline on any machine.
 /// Tests that signal a recording at a fixed time skip the encoder-speed check at its start
 /// (a test knob): whether the speed was measured yet must not move what they see.
-@Suite(.serialized) struct RecordTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct RecordTests {
     static let back = Env.fixture("back-16x9-30fps.mp4")      // 3 s
     static let portrait = Env.fixture("portrait-rotated-60fps.mp4")  // red over blue, 2 s
 

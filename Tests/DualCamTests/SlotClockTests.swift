@@ -4,7 +4,7 @@ import MediaIO
 import Testing
 
 /// The pure timing pieces of record and compose, driven with made-up timestamps.
-@Suite struct SlotClockTests {
+@Suite(.timeLimit(.minutes(10))) struct SlotClockTests {
     @Test func aSteadyCameraFillsOneSlotPerPicture() {
         var clock = SlotClock(fps: 30, duration: 1)
         for n in 0..<30 {

@@ -3,7 +3,7 @@ import Testing
 
 /// The sound left out for a pause: none of it before the pause point, exactly the picture's
 /// time after it, and while the pause lasts only what is surely in it.
-@Suite struct SoundCutsTests {
+@Suite(.timeLimit(.minutes(10))) struct SoundCutsTests {
     @Test(.timeLimit(.minutes(1)))
     func aPauseLeavesOutExactlyWhatThePictureSkips() {
         var cuts = SoundCuts()

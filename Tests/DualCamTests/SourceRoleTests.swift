@@ -4,7 +4,7 @@ import MediaIO
 @testable import Pipeline
 import Testing
 
-@Suite struct SourceRoleTests {
+@Suite(.timeLimit(.minutes(10))) struct SourceRoleTests {
     @Test func aCameraThatComesBackTakesItsRoleBack() {
         let back = FakeSource(name: "back"), front = FakeSource(name: "front")
         back.arrive(); front.arrive()

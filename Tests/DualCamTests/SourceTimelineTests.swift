@@ -3,7 +3,7 @@ import MediaIO
 @testable import Pipeline
 import Testing
 
-@Suite struct SourceTimelineTests {
+@Suite(.timeLimit(.minutes(10))) struct SourceTimelineTests {
     @Test func startOffsetsAreMeasuredFromTheFirstVideoFrame() {
         let t = SourceTimeline()
         var video = SourceTimeline.Cursor(), audio = SourceTimeline.Cursor()

@@ -3,7 +3,7 @@ import Testing
 
 /// The styled inset in real files, decoded by ffmpeg: rounded corners show the back picture
 /// (as ffmpeg scales it), the shadow darkens only the back picture just around the inset.
-@Suite(.serialized) struct StyledInsetFileTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct StyledInsetFileTests {
     static let frame = 45
 
     /// Luma of frame 45 of the fixtures composed with `options`.

@@ -84,18 +84,8 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     p.standardError = err
     p.standardInput = input ?? FileHandle.nullDevice
     try p.run()
-    // Swift Testing's time limit fails a test but cannot end a child it waits on: a dualcam
-    // that never exits held the test process until CI was cut at 90 minutes (2026-11-28). The
-    // child is killed when the test's own limit has passed since it started, and says so.
-    let limit = Test.current?.timeLimit ?? .seconds(600)
-    let fired = Mutex(false)
-    let watchdog = DispatchWorkItem {
-        guard p.isRunning else { return }
-        fired.withLock { $0 = true }
-        kill(p.processIdentifier, SIGKILL)
-    }
-    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(limit.components.seconds)), execute: watchdog)
-    defer { watchdog.cancel() }
+    let watchdog = ChildWatchdog(p)
+    defer { watchdog.disarm() }
     onStart?(p)
     // Read both pipes concurrently so neither can fill up and stall the child.
     let group = DispatchGroup()
@@ -105,10 +95,36 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     errData = err.fileHandleForReading.readDataToEndOfFile()
     group.wait()
     p.waitUntilExit()
-    let killed = fired.withLock { $0 }
     return RunResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                     stderr: String(decoding: errData, as: UTF8.self)
-                         + (killed ? "\n(test harness: \(executable) still running after the test's limit of \(limit), killed)" : ""))
+                     stderr: String(decoding: errData, as: UTF8.self) + watchdog.verdict(executable))
+}
+
+/// Swift Testing's time limit fails a test but cannot end a child it waits on: a dualcam
+/// that never exited held the test process until CI was cut at 90 minutes (2026-11-28). Armed
+/// when the child starts, this kills it once the test's own limit has passed since then.
+final class ChildWatchdog {
+    let limit: Duration
+    private final class Flag: Sendable { let raised = Mutex(false) }
+    private let fired = Flag()
+    private let work: DispatchWorkItem
+
+    init(_ child: Process) {
+        limit = Test.current?.timeLimit ?? .seconds(600)
+        let fired = self.fired
+        work = DispatchWorkItem {
+            guard child.isRunning else { return }
+            fired.raised.withLock { $0 = true }
+            kill(child.processIdentifier, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(limit.components.seconds)), execute: work)
+    }
+
+    func disarm() { work.cancel() }
+    var killed: Bool { fired.raised.withLock { $0 } }
+    /// What a test's failure message should add: nothing, or that the child was killed.
+    func verdict(_ executable: String) -> String {
+        killed ? "\n(test harness: \(executable) still running after the test's limit of \(limit), killed)" : ""
+    }
 }
 
 func dualcam(_ arguments: [String], input: Pipe? = nil, onStart: ((Process) -> Void)? = nil) throws -> RunResult {

@@ -4,7 +4,7 @@ import Testing
 /// Sources whose timestamps do not start at zero or do not run straight: the sound must stay
 /// with the picture. Each clip flashes white and beeps at the same instants; the output is
 /// decoded with ffmpeg and every flash must have its beep within one frame (33 ms).
-@Suite struct SyncTests {
+@Suite(.timeLimit(.minutes(10))) struct SyncTests {
     /// `seconds` of black with a white flash and a 1 kHz beep from `at` to the end.
     /// 25 fps and 44.1 kHz, so that neither lines up with the output's grid by accident.
     static func markedClip(_ path: String, seconds: Double, at: Double, extra: [String] = []) throws {

@@ -3,7 +3,7 @@ import Testing
 
 /// What `compose` prints on a terminal (a pseudo-terminal here, as a user's shell gives it),
 /// off one, and with --quiet and --json.
-@Suite(.serialized) struct TerminalTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct TerminalTests {
     /// Runs dualcam with its stdout and stderr on a pseudo-terminal (Python's pty module)
     /// `columns` wide; returns everything written there.
     static func onTerminal(_ arguments: [String], columns: Int = 200) throws -> RunResult {

@@ -4,7 +4,7 @@ import Testing
 /// `record` and `devices` against real V4L2 cameras: the kernel's vivid driver in a VM
 /// (Scripts/vivid-vm.sh, Tests/vivid/scenario.sh). The back camera shows solid blue, the
 /// front solid red. Each scenario boots its own VM, so every one starts from fresh devices.
-@Suite(.serialized) struct VividTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct VividTests {
     /// Runs a scenario in the VM; nil (having said why) when this machine cannot.
     /// `prepare`: puts what the scenario needs (media files) in its directory first.
     static func scenario(_ name: String, cameras: Int, vividOptions: String? = nil, environment: [String: String] = [:],

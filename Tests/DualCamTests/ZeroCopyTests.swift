@@ -7,7 +7,7 @@ import Testing
 
 /// No copy the data does not need: pictures composed where they lie, handed to the encoder
 /// as they are, with no frame allocated once the pools are full.
-@Suite struct ZeroCopyTests {
+@Suite(.timeLimit(.minutes(10))) struct ZeroCopyTests {
     static let canvas = PiPLayout.defaultCanvas
 
     static func gradient(_ size: Size, seed: Int) throws -> EncoderFrame {
