@@ -89,6 +89,8 @@ struct Finish: ParsableCommand {
         }
         let held = OutputPath.entry(file) != nil ? try RecordingLock.hold(file) : nil
         defer { if let held { close(held) } }
+        try Self.refuseWhileWritten(rest)
+        if OutputPath.entry(file) != nil { try Self.refuseWhileWritten(file) }
         let (alone, missing) = try joinsAlone(info, rest: rest)
         let destination = output ?? file
         if output != nil { try OutputPath.check(destination, overwrite: overwrite, inputs: [file, rest]) }
@@ -155,6 +157,17 @@ struct Finish: ParsableCommand {
         return (false, max(0, info.fromFrame - frames))
     }
 
+    /// A file some program (dualcam's are refused by their lock first) still has open for
+    /// writing is not finished: what it writes after this would be lost (a fragmented file
+    /// another program was writing was finished in place and lost 4.5 s of its 8).
+    static func refuseWhileWritten(_ path: String) throws {
+        let writers = OpenWriters.of(path)
+        guard writers.isEmpty else {
+            throw Failure("\(path) is open for writing by \(TerminalLine.printable(OpenWriters.describe(writers))): finishing it now would "
+                          + "lose what it writes next; nothing was changed (finish it when that program is done)")
+        }
+    }
+
     /// Frames of the take's own file a kill may leave unwritten before its intermediate
     /// begins: the worker's queue (20) and what x265 holds, with room to spare.
     static let framesAKillMayLose = 120
@@ -180,9 +193,16 @@ struct Finish: ParsableCommand {
     @discardableResult
     private func finishCameras() throws -> [String] {
         var finished: [String] = []
+        // The take's identity: in its file, or (a take killed before its first fragment)
+        // in its sidecar. Another take's camera files under these names are left alone.
+        let identity = Intermediate.takeID(of: file) ?? Relayout.recorded(file)?.takeID
         for role in ["back", "front"] {
             let camera = IsoFiles.path(for: file, role: role)
             if OutputPath.entry(camera) != nil, (try? MovAtoms.isFragmented(camera)) == true {
+                guard identity != nil, Intermediate.takeID(of: camera) == identity else {
+                    say("\(camera) was written by another take than \(file): left as it is")
+                    continue
+                }
                 try finish(camera, into: nil, overwrite: false)
                 finished.append(camera)
             }
@@ -216,6 +236,13 @@ struct Finish: ParsableCommand {
         // A live recording's file is not taken from under it: it finishes it itself.
         let held = try RecordingLock.hold(file)
         defer { if let held { close(held) } }
+        try Self.refuseWhileWritten(file)
+        // In place only what dualcam recorded: another program's file is rewritten to a copy,
+        // never under its own name, where that program or its user may not expect it.
+        if output == nil && Intermediate.takeID(of: file) == nil {
+            throw Failure("\(file) was not recorded by dualcam (it carries no take's identity): it is finished only into a copy, "
+                          + "dualcam finish \(file) -o NEW.mov; nothing was changed")
+        }
         if destination != file { try OutputPath.check(destination, overwrite: overwrite, inputs: [file]) }
         let r = try MovFinalizer.finalize(file, into: destination, overwrite: overwrite, holding: held)
         printLine(String(format: "finished %@: %d frames (%.2f s), %d audio packets%@", destination, r.videoFrames,

@@ -45,7 +45,19 @@ extension Record {
         if let virtualCamera { plan.outputs.append(.virtualCamera(path: virtualCamera)) }
         if let stream { plan.outputs.append(.stream(url: stream)) }
         if iso { plan.outputs.append(.iso) }
+        if let file, overwrite, !iso, !reporting.quiet { noteCompanionsOfTheReplacedTake(file) }
         return plan
+    }
+
+    /// A take replaced without --iso leaves the one before's camera files and sidecar as they
+    /// are: said, with what becomes of them (each carries the old take's identity).
+    private func noteCompanionsOfTheReplacedTake(_ file: String) {
+        guard OutputPath.entry(file) != nil else { return }
+        let companions = [IsoFiles.path(for: file, role: "back"), IsoFiles.path(for: file, role: "front"), IsoFiles.sidecar(for: file)]
+            .filter { OutputPath.entry($0) != nil }.map { ($0 as NSString).lastPathComponent }
+        guard !companions.isEmpty else { return }
+        say("note: \(companions.joined(separator: ", ")) beside \(file) belong to the take it replaces: left as they are "
+            + "(relayout does not lay them out with the new take; record --iso would replace them)")
     }
 
     /// -o: the take's file (dualcam-DATE-TIME.mov by default), or nil for none, which needs

@@ -50,19 +50,29 @@ struct Relayout: ParsableCommand {
         guard FileManager.default.fileExists(atPath: back) else {
             throw Failure("\(take) has no cameras' own files beside it (\((back as NSString).lastPathComponent)): record with --iso to lay a take out again")
         }
-        let recorded = Self.recorded(take)
         guard FileManager.default.fileExists(atPath: front) else {
             let name = (front as NSString).lastPathComponent
             // The sidecar says whether there was a front camera: its file moved away is not a take of one.
-            if recorded?.cameras["front"] != nil {
+            if Self.recorded(take)?.cameras["front"] != nil {
                 throw Failure("\(front) is missing: the take had two cameras, and this is the front one's own file; "
                               + "put it back beside \(take) to lay the take out again")
             }
             throw Failure("\(take) was recorded with one camera (no \(name)): there is no other picture to lay out")
         }
+        let identity = Intermediate.takeID(of: take)
+        for camera in [back, front] where Intermediate.takeID(of: camera) != identity {
+            throw Failure("\(camera) is not \(take)'s own camera file: it was written by another take (an earlier one under the same "
+                          + "name); nothing was written")
+        }
+        let recorded = Self.recorded(take)
+        let foreignSidecar = recorded.map { $0.takeID != identity } ?? false
         var options = ComposeOptions(back: back, front: front, output: encoding.output)
         let usesRecorded = !noSwaps && swapTimes.swapAt.isEmpty
-        options.swaps = SwapSchedule(noSwaps ? [] : usesRecorded ? Self.recordedSwaps(take, recorded) : swapTimes.swapAt)
+        if usesRecorded && foreignSidecar {
+            say("\(IsoFiles.sidecar(for: take)) was written by another take: laid out with no swaps (--swap-at gives some)")
+        }
+        options.swaps = SwapSchedule(noSwaps || (usesRecorded && foreignSidecar) ? []
+                                     : usesRecorded ? Self.recordedSwaps(take, recorded) : swapTimes.swapAt)
         if usesRecorded { options.swapsNamed = "the swap recorded at" }
         options.audio = AudioChoice.none
         options.soundOf = take

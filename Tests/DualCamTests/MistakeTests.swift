@@ -198,8 +198,11 @@ import Testing
                              "--audio", "none", "--skip-speed-check", "-o", take])
         try #require(r.status == 0, "\(r.stderr)")
         let sidecar = IsoFiles.sidecar(for: take)
+        // The take's own sidecar, its swaps changed (another take's is not read at all).
+        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sidecar))) as? [String: Any]
+        let takeID = try #require(written?["takeID"] as? String)
         for swaps in ["[-5, 1e308]", "[2.0, 1.0]"] {
-            try #"{"cameras":{"back":"take.back.mov","front":"take.front.mov"},"startsSwapped":false,"swaps":\#(swaps),"take":"take.mov"}"#
+            try #"{"cameras":{"back":"take.back.mov","front":"take.front.mov"},"startsSwapped":false,"swaps":\#(swaps),"take":"take.mov","takeID":"\#(takeID)"}"#
                 .write(toFile: sidecar, atomically: true, encoding: .utf8)
             let out = dir.path("re.mov")
             let re = try dualcam(["relayout", take, "-o", out, "--overwrite", "--size", "320x180"])

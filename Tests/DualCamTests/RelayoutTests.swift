@@ -106,3 +106,38 @@ extension RecordTests {
         #expect((Probe.number(try Probe(out).stream("video")?["duration"]) ?? 0) > 0.5)
     }
 }
+
+extension RecordTests {
+    /// Every file of a take carries its identity (the take, each camera's own file, the
+    /// sidecar), finished files too: a plain take recorded over an --iso one says the old
+    /// companions are left, and relayout refuses them rather than compose the old take's
+    /// cameras under the new take's sound (an attacker's trial: exit 0, the wrong pictures).
+    @Test(.timeLimit(.minutes(2)))
+    func anotherTakesCameraFilesAreNotLaidOutWithThisOne() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let take = dir.path("take.mov")
+        let common = ["--back", Reference.back, "--front", Reference.front, "--duration", "1", "--audio", "none", "--size", "640x360",
+                      "--skip-speed-check", "--max-encoder-lag", "5", "-o", take]
+        let iso = try dualcam(["record", "--iso"] + common)
+        try #require(iso.status == 0, "\(iso.stderr)")
+        func identity(_ path: String) throws -> String? {
+            try Probe(path).format["tags"].flatMap { ($0 as? [String: Any])?["comment"] as? String }
+        }
+        let first = try #require(try identity(take), "the finished take carries no identity")
+        #expect(first.hasPrefix("dualcam-take id="))
+        for camera in ["take.back.mov", "take.front.mov"] { #expect(try identity(dir.path(camera)) == first, "\(camera)") }
+        let sidecar = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("take.dualcam.json")))) as? [String: Any]
+        #expect("dualcam-take id=" + (sidecar?["takeID"] as? String ?? "") == first, "\(sidecar ?? [:])")
+
+        let plain = try dualcam(["record", "--overwrite"] + common)
+        try #require(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stderr.contains("take.back.mov, take.front.mov, take.dualcam.json beside \(take) belong to the take it replaces"),
+                "\(plain.stderr)")
+        #expect(try identity(take) != first)
+        let relaid = try dualcam(["relayout", take, "-o", dir.path("again.mov")])
+        #expect(relaid.status == 1 && relaid.stderrLines.count == 1 && relaid.stderr.contains("is not \(take)'s own camera file"),
+                "\(relaid.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path("again.mov")))
+    }
+}

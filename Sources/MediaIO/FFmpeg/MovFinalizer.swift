@@ -26,7 +26,14 @@ public enum MovFinalizer {
         for i in 0..<Int32(input.pointer.pointee.nb_streams) {
             let st = input.stream(i)
             let type = st.pointee.codecpar.pointee.codec_type
-            guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
+            // Finishing copies every stream or none: another program's fragmented file with a
+            // subtitle track lost it, where the help promises a stream copy.
+            guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else {
+                let kind = av_get_media_type_string(type).map { String(cString: $0) } ?? "unknown"
+                let codec = avcodec_get_name(st.pointee.codecpar.pointee.codec_id).map { String(cString: $0) } ?? "?"
+                throw .cannotWrite(path: reportedPath, reason: "\(source) has a \(kind) stream (#\(i), \(codec)), which finish "
+                                   + "does not copy: nothing was written (ffmpeg -i \(source) -map 0 -c copy NEW copies every stream)")
+            }
             map[i] = (try output.addStream(copying: st), type)
         }
         guard let videoOut = map.values.first(where: { $0.type == AVMEDIA_TYPE_VIDEO })?.out else { throw .noVideoStream(path: source) }
@@ -47,7 +54,12 @@ public enum MovFinalizer {
             keepsOwnPictures = false
         }
         output.copyMetadata(from: input.pointer)
-        av_dict_set(&output.context.pointee.metadata, "comment", nil, 0)
+        // The finished take keeps its identity, by which finish and relayout know its
+        // companions; an intermediate's tag (what it continues) becomes its take's.
+        let comment = av_dict_get(input.pointer.pointee.metadata, "comment", nil, 0).flatMap { $0.pointee.value }.map { String(cString: $0) }
+        if let takeID = rest?.info.takeID ?? comment.flatMap(Intermediate.init(tag:))?.takeID {
+            av_dict_set(&output.context.pointee.metadata, "comment", Intermediate.takeTag(takeID), 0)
+        }
         try output.writeHeader()
         var result = copiesSource
             ? try copyPackets(input, map: map, output: output, reportedPath: reportedPath, keepPictures: keepsOwnPictures) : Copied()

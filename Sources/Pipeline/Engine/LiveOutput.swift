@@ -63,6 +63,8 @@ package struct OutputSettings: Sendable {
     package var metadata: MovWriter.Metadata
     /// The files the take is made from: nothing written beside it may be one of them.
     package var inputs: [String] = []
+    /// The take's identity (`RecordPlan.takeID`); nil with no take.
+    package var takeID: String?
 }
 
 /// What an output may use when it opens.

@@ -34,6 +34,11 @@ package struct RecordPlan: Sendable {
     package var liveBecause: String?
     package var overwrite = false
     package var metadata = MovWriter.Metadata()
+    /// The take's identity, in the comment tag of every file it writes (the take, its
+    /// intermediate, each camera's own file) and in its sidecar: `finish` and `relayout` join
+    /// or lay out only files of one take (a later take under the same name left the earlier
+    /// one's camera files beside it, and relayout composed them under the new take's sound).
+    package var takeID = Intermediate.newTakeID()
     /// Camera controls to set when each camera opens (`--control back:brightness=200`).
     package var backControls: [ControlSetting] = []
     package var frontControls: [ControlSetting] = []
@@ -52,8 +57,15 @@ package struct RecordPlan: Sendable {
 
     /// What the outputs are checked and opened against.
     package var outputSettings: OutputSettings {
-        OutputSettings(take: file, overwrite: overwrite, canvas: layout.canvas, video: video, metadata: metadata,
-                       inputs: [back, front].compactMap { $0 })
+        OutputSettings(take: file, overwrite: overwrite, canvas: layout.canvas, video: video, metadata: namedMetadata,
+                       inputs: [back, front].compactMap { $0 }, takeID: file == nil ? nil : takeID)
+    }
+
+    /// What the take's files say of themselves: the metadata asked for, and the take's identity.
+    package var namedMetadata: MovWriter.Metadata {
+        var named = metadata
+        if file != nil { named.comment = Intermediate.takeTag(takeID) }
+        return named
     }
 
     /// The take's name as reports show it ("none" with no file).

@@ -145,9 +145,7 @@ package final class Recorder: Sendable {
             if let path = plan.file {
                 // The take names itself while it is recorded: its intermediate carries the same
                 // name, and is never joined to another file.
-                let takeID = Intermediate.newTakeID()
-                var named = plan.metadata
-                named.comment = Intermediate.takeTag(takeID)
+                let takeID = plan.takeID, named = plan.namedMetadata
                 let live = encodeMode(near: path) == .live
                 let opened = try RecordingFile(path: path, overwrite: plan.overwrite, video: plan.video,
                                                metadata: named, claim: claim, live: live)

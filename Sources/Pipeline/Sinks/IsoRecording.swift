@@ -136,7 +136,8 @@ final class IsoRecording {
             cameras: Dictionary(uniqueKeysWithValues: tracks.filter { files.contains($0.track.path) }
                 .map { ($0.track.role, URL(fileURLWithPath: $0.track.path).lastPathComponent) }),
             swaps: swaps.map { ($0 * 1000).rounded() / 1000 },
-            startsSwapped: startsSwapped ?? false)
+            startsSwapped: startsSwapped ?? false,
+            takeID: settings.takeID)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard !sidecarGivenUp, let data = try? encoder.encode(sidecar) else { return }
@@ -181,6 +182,9 @@ public struct IsoSidecar: Codable, Sendable, Equatable {
     public var swaps: [Double]
     /// Whether the take began with the front camera full frame.
     public var startsSwapped: Bool
+    /// The take's identity, as its files' comment tags give it (none in sidecars written
+    /// before takes had one).
+    public var takeID: String?
 }
 
 /// Where `record --iso` puts a take's cameras' own files, for `relayout` to find them.
