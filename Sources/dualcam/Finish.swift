@@ -89,6 +89,7 @@ struct Finish: ParsableCommand {
         }
         let held = OutputPath.entry(file) != nil ? try RecordingLock.hold(file) : nil
         defer { if let held { close(held) } }
+        if try isJoinedAlready(info, rest: rest) { return true }
         try Self.refuseWhileWritten(rest)
         if OutputPath.entry(file) != nil { try Self.refuseWhileWritten(file) }
         let (alone, missing) = try joinsAlone(info, rest: rest)
@@ -122,6 +123,26 @@ struct Finish: ParsableCommand {
                                         missing, missing == 1 ? "" : "s", Double(missing) / fps, missing == 1 ? "is" : "are") : ""
         printLine(String(format: "finished %@: %d frames (%.2f s), %d audio packets; the frames from %@ encoded and joined in %.1f s "
                      + "(%@)%@", destination, r.videoFrames, r.videoSeconds, r.audioPackets, rest, monotonicNow() - started, removed, lost))
+        return true
+    }
+
+    /// The take finished with its intermediate joined, the intermediate still there: a stop
+    /// (or kill) between the finished file taking the take's name and the intermediate's
+    /// removal. The finished file is the take's (its identity) and holds the intermediate's
+    /// frames; in place the leftover is removed, with -o there is nothing to write.
+    private func isJoinedAlready(_ info: Intermediate, rest: String) throws -> Bool {
+        guard OutputPath.entry(file) != nil, !Self.isEmptyTake(file), Intermediate.takeID(of: file) == info.takeID,
+              try !MovAtoms.isFragmented(file), try MovAtoms.isWholeMovie(file) else { return false }
+        // More than the take held before its intermediate, and nearly all the intermediate's.
+        let frames = try MovFinalizer.videoPacketCount(file), restFrames = try MovFinalizer.videoPacketCount(rest)
+        guard restFrames > 0, frames > info.fromFrame, frames + Self.framesAKillMayLose >= info.fromFrame + restFrames else { return false }
+        guard output == nil else {
+            throw Failure("\(file) is already finished with the frames of \(rest), which is left over: nothing to write "
+                          + "(dualcam finish \(file) removes it)")
+        }
+        try Self.refuseWhileWritten(rest)
+        let removed = unlink(rest) == 0 ? "removed" : "not removed: \(String(cString: strerror(errno)))"
+        printLine("\(file) is already finished with the frames of \(rest) (a stop came before it was removed): the leftover is \(removed)")
         return true
     }
 
@@ -180,7 +201,9 @@ struct Finish: ParsableCommand {
         guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG else { return false }
         if st.st_size == 0 { return true }
         guard let atoms = try? MovAtoms.topLevel(path), atoms.first?.type == "ftyp" else { return false }
-        return atoms.allSatisfy { ["ftyp", "free", "wide", "moov"].contains($0.type) }
+        // mfra: the index of fragments a stop writes at the end, here of none (a take all in its
+        // intermediate, stopped while that was encoded, was taken for a finished one).
+        return atoms.allSatisfy { ["ftyp", "free", "wide", "moov", "mfra"].contains($0.type) }
             && !atoms.contains { $0.type == "moov" && $0.size > emptyIndexBytes }
     }
 

@@ -49,9 +49,11 @@ struct RecordSession {
                                       encode: plan.file == nil ? .live : plan.encode,
                                       finishing: plan.file.map { "finishing \($0), please wait (killed now, nothing is lost: dualcam finish \($0) completes it)" }
                                           ?? "stopping, please wait",
-                                      keyHints: keys.singleKeys)
+                                      file: plan.file, keyHints: keys.singleKeys)
         do {
             let summary = try Recorder(plan: plan, controls: Interruption.controls, observer: observer).run()
+            // The take is whole: a stop from here on is no longer left to finish.
+            Interruption.exitAtOnceUntilStarted(false)
             keys.restore()
             TerminalLine.shared.clear()
             try report(summary, plan: plan, choice: choice)
@@ -154,11 +156,14 @@ final class RecordReporter: RecordObserver {
     let speed: (settings: VideoEncoderSettings, fps: Double)?
     let encode: EncodeMode
     let finishing: String
+    /// The take's file (nil with none).
+    let file: String?
     /// Whether the status line names the keys (they act: a terminal in front).
     let keyHints: Bool
 
     init(quiet: Bool, showsStatus: Bool, window: PreviewWindow?, speed: (settings: VideoEncoderSettings, fps: Double)?, encode: EncodeMode,
-         finishing: String, keyHints: Bool) {
+         finishing: String, file: String?, keyHints: Bool) {
+        self.file = file
         self.keyHints = keyHints
         self.quiet = quiet
         self.showsStatus = showsStatus
@@ -178,7 +183,16 @@ final class RecordReporter: RecordObserver {
     }
     /// Whether the encoding after the stop was announced (off a terminal, once).
     private let announcedAfterStop = Locked(false)
+    private let leavesTheRestToFinish = Locked(false)
     func encodingAfterStop(done: Int, total: Int, seconds: Double) {
+        // The take is fragmented at its name, the rest whole in its intermediate: a stop now
+        // ends the process at once, and finish does the rest later (a stop signal here was
+        // answered "please wait" for as long as the encoding took, 22-29 s on two busy cores,
+        // hours for a long take: a service manager's SIGKILL came first).
+        if leavesTheRestToFinish.withLock({ was in defer { was = true }; return !was }), let file {
+            Interruption.exitAtOnce(saying: "stopped before the end of the take was encoded: nothing is lost, dualcam finish "
+                                    + "\(TerminalLine.printable(file)) completes it")
+        }
         guard showsStatus else {
             if !quiet, announcedAfterStop.withLock({ was in defer { was = true }; return !was }) {
                 // "Up to": the count is of slots, and slots skipped while even the intermediate was
