@@ -66,7 +66,7 @@ extension Record {
         guard output == "none" else {
             let stamp = DateFormatter()
             stamp.dateFormat = "yyyyMMdd-HHmmss"
-            return output ?? Self.freeName(stem: "dualcam-\(stamp.string(from: Date()))")
+            return output ?? TakeNames.free(stem: "dualcam-\(stamp.string(from: Date()))")
         }
         if iso { throw Failure("--iso keeps each camera's picture beside the take: with -o none there is no take") }
         if review { throw Failure("--review plays the take back once it is recorded: with -o none there is no take") }
@@ -87,19 +87,6 @@ extension Record {
         guard name.utf8.count > limit else { return }
         throw Failure("\(file): the name is \(name.utf8.count) bytes, and a take's needs room for what is written beside it "
                       + "(\((longest as NSString).lastPathComponent.suffix(17))): at most \(limit) bytes")
-    }
-
-    /// A name no file (nor a file of its take: --iso's, the intermediate) has and no other
-    /// dualcam is writing: STEM.mov, else STEM-2.mov, ... A name the user did not choose must
-    /// never ask for --overwrite, which would replace an earlier take (two takes in a second).
-    static func freeName(stem: String) -> String {
-        for n in 1...999 {
-            let name = n == 1 ? "\(stem).mov" : "\(stem)-\(n).mov"
-            let family = [name, IsoFiles.path(for: name, role: "back"), IsoFiles.path(for: name, role: "front"),
-                          IsoFiles.sidecar(for: name), Intermediate.path(for: name)]
-            if family.allSatisfy({ OutputPath.entry($0) == nil }) && !OutputClaim.isNameHeld(name) { return name }
-        }
-        return "\(stem).mov"
     }
 
     /// Options that only a camera takes, given for video files played as cameras: said, not

@@ -32,7 +32,7 @@ public final class OutputClaim {
     public init(path: String, overwrite: Bool, holding own: Int32? = nil) throws(MediaError) {
         self.path = path
         self.overwrite = overwrite
-        nameLock = NameLock(for: path)
+        nameLock = NameReservation.take(path) ?? NameLock(for: path)
         // The caller holding the file at OUT may hold its name too (a recording finishing its
         // own take); anyone else who holds the name is writing OUT.
         if nameLock?.isHeldByAnother == true {
@@ -146,6 +146,25 @@ public final class OutputClaim {
 /// A lock on a file's name, whether or not anything is there: an abstract Unix socket named
 /// after the folder (its device and inode, so every path to it is one name) and the file's
 /// name. It leaves nothing on disk, and goes with the process however it ends.
+/// Names this process chose for itself (a take's default name) and holds until it claims
+/// them: three records started in one second chose one name, and two were refused as if
+/// another dualcam wrote it, where each should have taken the next free one.
+public enum NameReservation {
+    private static let held = Locked<[String: NameLock]>([:])
+
+    /// Takes `path`'s name lock for this process's claim of it to come; false when another
+    /// process (or an earlier reservation here) holds it.
+    public static func reserve(_ path: String) -> Bool {
+        let lock = NameLock(for: path)
+        guard !lock.isHeldByAnother else { return false }
+        held.withLock { $0[path] = lock }
+        return true
+    }
+
+    /// The reservation of `path`, handed to the claim that takes the name.
+    static func take(_ path: String) -> NameLock? { held.withLock { $0.removeValue(forKey: path) } }
+}
+
 final class NameLock {
     private let socket: Int32
     /// Another process (or another claim of this one) holds the name.
