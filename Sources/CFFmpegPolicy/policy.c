@@ -300,3 +300,19 @@ int dc_open_live_output(AVFormatContext *ctx, const char *url, dc_deadline *d, A
     ctx->interrupt_callback.opaque = d;
     return avio_open2(&ctx->pb, url, AVIO_FLAG_WRITE, &ctx->interrupt_callback, options);
 }
+
+static dc_log_sink log_sink;
+
+static void dc_log_callback(void *avcl, int level, const char *format, va_list args) {
+    if (level > av_log_get_level()) return;
+    char line[2048];
+    int print_prefix = 1;
+    av_log_format_line2(avcl, level, format, args, line, sizeof line, &print_prefix);
+    dc_log_sink sink = log_sink;
+    if (sink && line[0]) sink(line, level);
+}
+
+void dc_log_to(dc_log_sink sink) {
+    log_sink = sink;
+    av_log_set_callback(sink ? dc_log_callback : av_log_default_callback);
+}

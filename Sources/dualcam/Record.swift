@@ -110,6 +110,7 @@ struct Record: ParsableCommand {
                                   + "sysdefault:CARD=C920 or dsnoop:... (`dualcam devices` lists them), none or back/front; "
                                   + "got \(audio)")
         }
+        _ = try also.streamURL()
         if encode == .after && (output == "none" || stream != nil) {
             throw ValidationError("--encode after needs a file and no --stream: a stream and -o none are encoded as they go")
         }

@@ -71,6 +71,35 @@ struct RecordAlsoOptions: ParsableArguments {
     var virtualCamera: String?
     @Option(help: ArgumentHelp("Also send the recording live (the same encoding): srt://HOST:PORT (MPEG-TS), rtmp://HOST/APP/KEY "
                                + "(FLV, with --codec h264), udp:// or tcp://. A dropped network or a server that goes away "
-                               + "never stops the recording: the stream reconnects with backoff.", valueName: "URL"))
+                               + "never stops the recording: the stream reconnects with backoff. @FILE reads the URL from "
+                               + "FILE, env:NAME from the environment variable NAME: a URL with a key or a password then "
+                               + "never shows in the process list.", valueName: "URL"))
     var stream: String?
+
+    /// The stream's URL: as given, read from a file (@FILE, its first line) or from the
+    /// environment (env:NAME). Its secrets are remembered, to be masked wherever text is shown.
+    func streamURL() throws -> String? {
+        guard let stream else { return nil }
+        let url: String
+        if stream.hasPrefix("@") {
+            let file = String(stream.dropFirst())
+            var st = stat()
+            guard stat(file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size < 64 * 1024,
+                  let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw ValidationError("--stream \(stream): \(file) cannot be read as a text file holding the URL")
+            }
+            url = text.split(whereSeparator: \.isNewline).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        } else if stream.hasPrefix("env:") {
+            let name = String(stream.dropFirst(4))
+            guard let value = ProcessInfo.processInfo.environment[name] else {
+                throw ValidationError("--stream \(stream): the environment variable \(name) is not set")
+            }
+            url = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        } else {
+            url = stream
+        }
+        guard !url.isEmpty else { throw ValidationError("--stream \(stream): the URL is empty") }
+        Secrets.register(url: url)
+        return url
+    }
 }

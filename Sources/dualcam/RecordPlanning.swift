@@ -43,7 +43,7 @@ extension Record {
         }
         plan.metadata = format.metadata(metadata)
         if let virtualCamera { plan.outputs.append(.virtualCamera(path: virtualCamera)) }
-        if let stream { plan.outputs.append(.stream(url: stream)) }
+        if let url = try also.streamURL() { plan.outputs.append(.stream(url: url)) }
         if iso { plan.outputs.append(.iso) }
         if let file, overwrite, !iso, !reporting.quiet { noteCompanionsOfTheReplacedTake(file) }
         return plan

@@ -50,7 +50,9 @@ final class TerminalLine: Sendable {
     /// `text` with what a terminal would obey instead of show (escape sequences, carriage
     /// returns, newlines from a file's name) made visible: a message stays one line, and a name
     /// cannot set the window's title or clear the screen.
-    static func printable(_ text: String) -> String {
+    static func printable(_ shown: String) -> String {
+        // Every message, summary and status line passes here: a stream's secrets never show.
+        let text = Secrets.masked(shown)
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var out = ""
         for c in text.unicodeScalars {

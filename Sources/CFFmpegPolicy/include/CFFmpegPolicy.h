@@ -33,4 +33,10 @@ void dc_deadline_set(dc_deadline *d, double seconds);
 /* Opens `url` for writing as the muxer's I/O, interruptible by `d`. */
 int dc_open_live_output(AVFormatContext *ctx, const char *url, dc_deadline *d, AVDictionary **options);
 
+/* FFmpeg's log lines (at `level` or more severe) handed to `sink` whole, one formatted line at a
+ * time, instead of printed: dualcam masks secrets in them (a stream's passphrase) before they
+ * reach stderr. NULL puts FFmpeg's own printing back. */
+typedef void (*dc_log_sink)(const char *line, int level);
+void dc_log_to(dc_log_sink sink);
+
 #endif

@@ -26,5 +26,6 @@ package func check(_ code: Int32, _ error: (String) -> MediaError) throws(MediaE
 public enum FFmpegLog {
     public static func setVerbose(_ verbose: Bool) {
         av_log_set_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
+        if verbose { Secrets.maskFFmpegLog() }
     }
 }

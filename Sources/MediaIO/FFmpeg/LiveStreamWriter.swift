@@ -86,27 +86,45 @@ public final class LiveStreamWriter: @unchecked Sendable {
     /// `url` with what gives access to the stream masked, for logs, the status line and the
     /// summary: user and password, an RTMP URL's path after its application (the stream
     /// key), and query values such as SRT's passphrase and streamid.
-    public static func masked(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
+    public static func masked(_ url: String) -> String { parts(of: url).shown }
+
+    /// What `masked` hides in `url`: the user information, an RTMP stream key, secret query values.
+    public static func secrets(in url: String) -> [String] { parts(of: url).secrets }
+
+    private static func parts(of url: String) -> (shown: String, secrets: [String]) {
+        guard let schemeEnd = url.range(of: "://") else { return (url, []) }
         let scheme = url[..<schemeEnd.lowerBound]
         var rest = url[schemeEnd.upperBound...]
-        var query = ""
+        var query = "", secrets: [String] = []
         if let q = rest.firstIndex(of: "?") {
             query = "?" + rest[rest.index(after: q)...].split(separator: "&", omittingEmptySubsequences: false).map { pair in
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                return parts.count == 2 && secretKeys.contains(parts[0].lowercased()) ? "\(parts[0])=***" : String(pair)
+                guard parts.count == 2 && secretKeys.contains(parts[0].lowercased()) else { return String(pair) }
+                secrets.append(String(parts[1]))
+                return "\(parts[0])=***"
             }.joined(separator: "&")
             rest = rest[..<q]
         }
+        // User information ends at the last @ before the host, a slash in a password
+        // notwithstanding (rtmp://user:pa/ss@host showed "ss@host").
+        var userInfo = ""
+        if let at = rest.lastIndex(of: "@") {
+            userInfo = String(rest[..<at])
+            rest = rest[rest.index(after: at)...]
+            secrets.append(userInfo)
+            if let colon = userInfo.firstIndex(of: ":") { secrets.append(String(userInfo[userInfo.index(after: colon)...])) }
+        }
         let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        var authority = String(rest[..<authorityEnd])
+        let authority = (userInfo.isEmpty ? "" : "***@") + rest[..<authorityEnd]
         var path = String(rest[authorityEnd...])
-        if let at = authority.lastIndex(of: "@") { authority = "***" + authority[at...] }
         if scheme.lowercased().hasPrefix("rtmp") {
             let parts = path.split(separator: "/", omittingEmptySubsequences: false)  // "", app, key...
-            if parts.count > 2 { path = "/\(parts[1])/***" }
+            if parts.count > 2 {
+                secrets.append(parts[2...].joined(separator: "/"))
+                path = "/\(parts[1])/***"
+            }
         }
-        return "\(scheme)://\(authority)\(path)\(query)"
+        return ("\(scheme)://\(authority)\(path)\(query)", secrets)
     }
 
     /// The container a URL's protocol carries, or nil for one we do not stream to.

@@ -1,0 +1,53 @@
+import Foundation
+import MediaIO
+import Testing
+
+/// A stream's secrets never show: not in dualcam's lines, not in FFmpeg's own (--verbose),
+/// not in --json, not in the process list (the URL may come from a file or the environment).
+@Suite(.timeLimit(.minutes(1))) struct SecretsTests {
+    @Test func aPasswordWithASlashIsMaskedWhole() {
+        #expect(LiveStreamWriter.masked("rtmp://user:pa/ss@host/app/key") == "rtmp://***@host/app/***")
+        #expect(LiveStreamWriter.masked("srt://h:9?passphrase=abc&latency=20") == "srt://h:9?passphrase=***&latency=20")
+        #expect(Set(LiveStreamWriter.secrets(in: "rtmp://user:pa/ss@host/app/key")) == ["user:pa/ss", "pa/ss", "key"])
+    }
+
+    @Test func knownSecretsAreMaskedWhereverTheyShow() throws {
+        Secrets.register(url: "srt://h:9?passphrase=Sup3rSecretPass&streamid=room%2F7")
+        let line = "[srt @ 0x1] passphrase Sup3rSecretPass rejected by srt://h:9?passphrase=Sup3rSecretPass: stream room/7 failed"
+        let shown = Secrets.masked(line)
+        #expect(!shown.contains("Sup3rSecretPass") && !shown.contains("room/7") && shown.hasSuffix(": stream *** failed"), "\(shown)")
+        // A URL inside a JSON string: masked, the JSON still whole.
+        let json = Secrets.masked(#"{"url":"rtmp://u:Other1@host/live/Key9","n":1}"#)
+        #expect(json == #"{"url":"rtmp://***@host/live/***","n":1}"#, "\(json)")
+        #expect(try JSONSerialization.jsonObject(with: Data(json.utf8)) is [String: Any])
+    }
+}
+
+extension RecordTests {
+    /// The URL from the environment and from a file: neither the passphrase nor the URL is
+    /// in the process's arguments, and with --verbose (FFmpeg's own lines too) and --json no
+    /// line shows the passphrase.
+    @Test(.timeLimit(.minutes(2)))
+    func aStreamsPassphraseIsInNoLineAndNotInTheProcessList() throws {
+        let dir = try TempDir()
+        let secret = "Pass-\(UUID().uuidString.prefix(8))"
+        let url = "srt://127.0.0.1:9?passphrase=\(secret)&pbkeylen=16"
+        try url.write(toFile: dir.path("stream.url"), atomically: true, encoding: .utf8)
+        for given in ["env:DUALCAM_TEST_STREAM", "@" + dir.path("stream.url")] {
+            var arguments: [String] = []
+            let r = try run(Env.dualcam, ["record", "--back", Reference.back, "--duration", "2", "--audio", "none", "--size", "320x180",
+                                          "--codec", "h264", "--skip-speed-check", "--verbose", "--json", "--stream", given,
+                                          "-o", dir.path("take.mov"), "--overwrite"],
+                            environment: ["DUALCAM_TEST_STREAM": url]) { p in
+                Thread.sleep(forTimeInterval: 0.5)
+                let raw = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(p.processIdentifier)/cmdline"))) ?? Data()
+                arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            }
+            #expect(r.status == 0, "\(given): \(r.stderr)")
+            #expect(arguments.contains(given) && !arguments.joined(separator: " ").contains(secret), "\(arguments)")
+            #expect(r.stderr.contains("[srt @") || r.stderr.contains("stream: cannot connect"), "\(given): nothing about the stream: \(r.stderr)")
+            #expect(!r.stderr.contains(secret) && !r.stdout.contains(secret), "\(given): \(r.stderr) \(r.stdout)")
+            #expect(r.stdout.contains("passphrase=***"), "\(r.stdout)")
+        }
+    }
+}
