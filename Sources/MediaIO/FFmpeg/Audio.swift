@@ -215,11 +215,11 @@ public final class AudioReader {
             }
             resampler = ResamplerContext(to: outLayout, OutputAudio.sampleFormat, OutputAudio.sampleRate,
                                          from: inLayout, AVSampleFormat(rawValue: f.pointee.format), f.pointee.sample_rate)
-            guard resampler != nil else { throw .undecodable(path: path, reason: "cannot resample its audio") }
+            guard resampler != nil else { throw .undecodableSound(path: path, reason: "cannot convert it to 48 kHz stereo") }
             resamplerKey = key
         }
         let capacity = swr_get_out_samples(resampler!.pointer, f.pointee.nb_samples)
-        guard capacity >= 0 else { throw .undecodable(path: path, reason: "cannot resample its audio") }
+        guard capacity >= 0 else { throw .undecodableSound(path: path, reason: "cannot convert it to 48 kHz stereo") }
         try convert(input: f.pointee.extended_data, count: f.pointee.nb_samples, capacity: capacity, into: queue)
     }
 
@@ -241,7 +241,7 @@ public final class AudioReader {
                 return swr_convert(resampler?.pointer, &out, capacity, inPtrs, count)
             }
         }
-        if got < 0 { throw .undecodable(path: path, reason: "resampling failed: \(averrorText(got))") }
+        if got < 0 { throw .undecodableSound(path: path, reason: "converting it failed: \(averrorText(got))") }
         var start = 0, n = Int(got)
         if pendingDrop > 0 {
             let d = min(pendingDrop, n)

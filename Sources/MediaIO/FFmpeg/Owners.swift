@@ -98,7 +98,14 @@ final class InputContext {
                               : averrorText(rc))
         }
         pointer = ctx
-        let info = avformat_find_stream_info(ctx, nil)
+        // Probing decodes a picture where the container does not say its size (a PNG): the
+        // decoders' limit applies there too, or a 16000x16000 one took 800 MB before the
+        // refusal that follows from the size probing then finds.
+        let streams = Int(ctx.pointee.nb_streams)
+        var options = [OpaquePointer?](repeating: nil, count: max(streams, 1))
+        for i in 0..<streams { av_dict_set(&options[i], "max_pixels", String(Self.maxPixels), 0) }
+        let info = avformat_find_stream_info(ctx, &options)
+        for i in 0..<streams { av_dict_free(&options[i]) }
         if info < 0 {
             var p: UnsafeMutablePointer<AVFormatContext>? = ctx
             dc_close_local_input(&p)
@@ -203,12 +210,31 @@ final class ResamplerContext {
           from inLayout: AVChannelLayout, _ inFormat: AVSampleFormat, _ inRate: Int32) {
         var swr: OpaquePointer?
         var outLayout = outLayout, inLayout = inLayout
-        guard swr_alloc_set_opts2(&swr, &outLayout, outFormat, outRate, &inLayout, inFormat, inRate, 0, nil) >= 0,
-              let swr, swr_init(swr) >= 0 else {
+        guard swr_alloc_set_opts2(&swr, &outLayout, outFormat, outRate, &inLayout, inFormat, inRate, 0, nil) >= 0, swr != nil else {
             swr_free(&swr)
             return nil
         }
-        pointer = swr
+        if swr_init(swr) < 0 {
+            // No mix libswresample knows (a 64-channel track has no layout it can rematrix):
+            // the even channels go left and the odd ones right, each side their mean, rather
+            // than the track being left out for silence.
+            let inputs = Int(inLayout.nb_channels), outputs = Int(outLayout.nb_channels)
+            guard inputs > 0, outputs == 2 else {
+                swr_free(&swr)
+                return nil
+            }
+            var matrix = [Double](repeating: 0, count: outputs * inputs)
+            let left = (inputs + 1) / 2, right = inputs / 2
+            for channel in 0..<inputs {
+                if inputs == 1 || channel % 2 == 0 { matrix[channel] = 1 / Double(inputs == 1 ? 1 : left) }
+                if inputs == 1 || channel % 2 == 1 { matrix[inputs + channel] = 1 / Double(inputs == 1 ? 1 : right) }
+            }
+            guard swr_set_matrix(swr, matrix, Int32(inputs)) >= 0, swr_init(swr) >= 0 else {
+                swr_free(&swr)
+                return nil
+            }
+        }
+        pointer = swr!
     }
 
     deinit {

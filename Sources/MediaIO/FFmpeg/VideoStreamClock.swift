@@ -30,7 +30,9 @@ struct VideoStreamClock {
         codecID = par.pointee.codec_id
         codecName = String(cString: avcodec_get_name(codecID))
         guard par.pointee.width > 0, par.pointee.height > 0 else {
-            throw .undecodable(path: input.path, reason: "video stream has no picture size")
+            // A size only decoding tells is found only up to the decoders' limit (`InputContext`).
+            throw .undecodable(path: input.path, reason: "its picture size cannot be read: no size, or larger than 8192x8192 "
+                               + "(nothing larger is decoded)")
         }
         // The decoders' limit (`InputContext.openDecoder`), here too for readers that open none.
         guard Int64(par.pointee.width) * Int64(par.pointee.height) <= InputContext.maxPixels else {

@@ -5,6 +5,9 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
     case noVideoStream(path: String)
     case unsupportedCodec(path: String, codec: String)
     case undecodable(path: String, reason: String)
+    /// The sound of a file that cannot be decoded or converted (a 64-channel track was called
+    /// "cannot decode video").
+    case undecodableSound(path: String, reason: String)
     case damaged(path: String, reason: String)
     case encoderUnavailable(name: String)
     case encoderFailed(name: String, reason: String)
@@ -26,6 +29,7 @@ public enum MediaError: Error, Equatable, CustomStringConvertible, Sendable {
         case let .noVideoStream(path): return "\(path): no video stream"
         case let .unsupportedCodec(path, codec): return "\(path): no decoder for codec '\(codec)' in this FFmpeg"
         case let .undecodable(path, reason): return "\(path): cannot decode video: \(reason)"
+        case let .undecodableSound(path, reason): return "\(path): cannot decode its sound: \(reason)"
         case let .damaged(path, reason): return "\(path): file is truncated or damaged (\(reason))"
         case let .encoderUnavailable(name):
             return "encoder '\(name)' is not available in this FFmpeg build (Debian's libavcodec59 has libx265)"
