@@ -142,9 +142,20 @@ static const char *dc_confined_formats(void) {
     return confined_format_list;
 }
 
-/* Opens `file_url` ("file:" and the path) for input; `folder` is the real path of its
- * folder, kept in the context's opaque (dc_close_local_input frees it). */
-int dc_open_local_input(AVFormatContext **out, const char *file_url, const char *folder) {
+/* Opens `file_url` ("file:" and the path) for input; `named_folder` is the folder its name
+ * gives. The real path of the file's own folder (a link followed: the user named it) is kept
+ * in the context's opaque (dc_close_local_input frees it). Resolved here, in bytes: a folder
+ * whose name is not UTF-8 came back from Swift's String altered and was refused. */
+int dc_open_local_input(AVFormatContext **out, const char *file_url, const char *named_folder) {
+    char real[PATH_MAX];
+    const char *folder = named_folder;
+    if (realpath(file_url + strlen("file:"), real)) {
+        char *slash = strrchr(real, '/');
+        if (slash == real) slash[1] = 0; else if (slash) *slash = 0;
+        folder = real;
+    } else if (realpath(named_folder, real)) {
+        folder = real;
+    }
     AVFormatContext *ctx = avformat_alloc_context();
     if (!ctx) return AVERROR(ENOMEM);
     dc_local_input *input = malloc(sizeof(dc_local_input) + strlen(folder) + 1);

@@ -4,10 +4,11 @@
 #include <stdint.h>
 #include <libavformat/avformat.h>
 
-/* Opens `file_url` ("file:" and the path) for input, reading nothing outside `folder` (the
- * real path of its folder): nested opens are resolved and checked, demuxers that open
- * files past the check are not used. Close with dc_close_local_input. */
-int dc_open_local_input(AVFormatContext **out, const char *file_url, const char *folder);
+/* Opens `file_url` ("file:" and the path) for input, reading nothing outside the real path
+ * of its folder (`named_folder`, the folder its name gives, resolved): nested opens are
+ * resolved and checked, demuxers that open files past the check are not used. Close with
+ * dc_close_local_input. */
+int dc_open_local_input(AVFormatContext **out, const char *file_url, const char *named_folder);
 void dc_close_local_input(AVFormatContext **ctx);
 /* Whether something the input named outside its folder was refused while it was read (an
  * HLS demuxer skips such a segment and goes on). */

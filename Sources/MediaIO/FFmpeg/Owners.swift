@@ -81,14 +81,11 @@ final class InputContext {
     /// file; a playlist reads nothing outside its own folder).
     init(path: String) throws(MediaError) {
         self.path = path
-        // Where it really is, as the nested opens are compared in C (realpath on both sides):
-        // the folder of the file itself, a link followed (the user named it; a link to a video
-        // elsewhere was refused as "naming files outside its folder").
-        let real = realpath(path, nil).map { p in defer { free(p) }; return String(cString: p) }
-        let named = URL(fileURLWithPath: real ?? path).deletingLastPathComponent().path
-        let folder = real != nil ? named : realpath(named, nil).map { p in defer { free(p) }; return String(cString: p) } ?? named
+        // Where it really is is found in C, in bytes (realpath on both sides of each nested
+        // open): the folder of the file itself, a link followed (the user named it; a link to
+        // a video elsewhere was refused as "naming files outside its folder").
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        let rc = dc_open_local_input(&ctx, Self.fileURL(path), folder)
+        let rc = dc_open_local_input(&ctx, Self.fileURL(path), DurableFile.folder(of: path))
         guard rc >= 0, let ctx else {
             throw .cannotOpen(path: path, reason: rc == dc_averror_invaliddata()
                               ? "not a media file FFmpeg can read"

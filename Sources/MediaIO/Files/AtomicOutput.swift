@@ -28,9 +28,8 @@ public final class AtomicOutput {
     public init(destination: String, overwrite: Bool, holding own: Int32? = nil) throws(MediaError) {
         self.destination = destination
         claim = try OutputClaim(path: destination, overwrite: overwrite, holding: own)
-        let url = URL(fileURLWithPath: destination)
         let dir = DurableFile.folder(of: destination)
-        let hidden = OwnFile.hiddenPrefix(besides: url.lastPathComponent)
+        let hidden = OwnFile.hiddenPrefix(besides: PathName.last(destination))
         let prefix = "\(dir)/\(hidden)"
         hiddenPrefix = prefix
         Self.removeAbandoned(in: dir, prefix: hidden, suffix: Self.suffix)

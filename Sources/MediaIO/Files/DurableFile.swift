@@ -71,8 +71,5 @@ public final class DurableFile: @unchecked Sendable {
         close(fd)
     }
 
-    public static func folder(of path: String) -> String {
-        let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return dir.isEmpty ? "." : dir
-    }
+    public static func folder(of path: String) -> String { PathName.folder(of: path) }
 }

@@ -19,7 +19,7 @@ public enum OutputPath {
 
     /// The container `path`'s extension names (any case); nil for any other name.
     public static func container(of path: String) -> Container? {
-        Container(rawValue: URL(fileURLWithPath: path).pathExtension.lowercased())
+        Container(rawValue: PathName.pathExtension(path).lowercased())
     }
 
     /// What lstat finds at `path`, a link not followed (a dangling one is something there).

@@ -132,9 +132,9 @@ final class IsoRecording {
 
     private func writeSidecar(files: [String]) {
         let sidecar = IsoSidecar(
-            take: URL(fileURLWithPath: take).lastPathComponent,
+            take: PathName.last(take),
             cameras: Dictionary(uniqueKeysWithValues: tracks.filter { files.contains($0.track.path) }
-                .map { ($0.track.role, URL(fileURLWithPath: $0.track.path).lastPathComponent) }),
+                .map { ($0.track.role, PathName.last($0.track.path)) }),
             swaps: swaps.map { ($0 * 1000).rounded() / 1000 },
             startsSwapped: startsSwapped ?? false,
             takeID: settings.takeID)
@@ -145,7 +145,7 @@ final class IsoRecording {
         // Written beside it under a name of this process's own, never following a link, then
         // moved over the sidecar only when what stands there is this take's (or was there at
         // the start, with --overwrite): a file someone made there meanwhile is not replaced.
-        let temporary = (path as NSString).deletingLastPathComponent.appending("/.dualcam-sidecar-\(getpid())-\(take.hashValue).tmp")
+        let temporary = PathName.join(PathName.folder(of: path), ".dualcam-sidecar-\(getpid())-\(take.hashValue).tmp")
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return log("--iso: \(path) could not be written: relayout will not know the swaps") }
         let wrote = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } == data.count
@@ -191,8 +191,7 @@ public struct IsoSidecar: Codable, Sendable, Equatable {
 public enum IsoFiles {
     /// TAKE for TAKE.mov (or TAKE with no extension).
     static func stem(of output: String) -> String {
-        let url = URL(fileURLWithPath: output)
-        return (url.pathExtension.lowercased() == "mov" ? url.deletingPathExtension() : url).path
+        PathName.pathExtension(output).lowercased() == "mov" ? PathName.deletingExtension(output) : output
     }
 
     /// TAKE.ROLE.mov: a camera's own file ("back", "front").

@@ -92,9 +92,7 @@ final class RecordingFile: EncodedMovSink {
 
     /// The hidden name a take is written under beside OUT while OUT is kept.
     static func pendingName(for path: String, pid: Int32 = getpid()) -> String {
-        let url = URL(fileURLWithPath: path)
-        return url.deletingLastPathComponent()
-            .appendingPathComponent(OwnFile.hiddenPrefix(besides: url.lastPathComponent) + "dualcam-\(pid).recording").path
+        PathName.join(PathName.folder(of: path), OwnFile.hiddenPrefix(besides: PathName.last(path)) + "dualcam-\(pid).recording")
     }
 
     /// A new take at `name`, locked before it has that name; fails with EEXIST rather than
@@ -117,9 +115,8 @@ final class RecordingFile: EncodedMovSink {
     /// picture in it yet is removed; one with pictures (killed in the instant between its
     /// first fragment and its rename over OUT) is given a rescue name.
     static func removeAbandoned(besides path: String) {
-        let url = URL(fileURLWithPath: path)
-        let prefix = OwnFile.hiddenPrefix(besides: url.lastPathComponent) + "dualcam-"
-        let folder = url.deletingLastPathComponent().path
+        let prefix = OwnFile.hiddenPrefix(besides: PathName.last(path)) + "dualcam-"
+        let folder = PathName.folder(of: path)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         where name.hasPrefix(prefix) && name.hasSuffix(".recording") {
             let leftover = folder + "/" + name
