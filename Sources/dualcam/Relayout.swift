@@ -74,6 +74,10 @@ struct Relayout: ParsableCommand {
         options.swaps = SwapSchedule(noSwaps || (usesRecorded && foreignSidecar) ? []
                                      : usesRecorded ? Self.recordedSwaps(take, recorded) : swapTimes.swapAt)
         if usesRecorded { options.swapsNamed = "the swap recorded at" }
+        if let stoppedAt = recorded?.stoppedAt, !foreignSidecar {
+            say(String(format: "the cameras' own files stop at %.2f s of the take (the disk had room for the take alone after that): "
+                       + "laid out up to there", stoppedAt))
+        }
         options.audio = AudioChoice.none
         options.soundOf = take
         try Compose.execute(options, describing: "\(take)'s cameras", encoding: encoding, encoder: encoder, layout: layout, reporting: reporting,

@@ -57,3 +57,37 @@ extension CrashSafetyTests {
         #expect(Set(dir.contents) == ["camera.mp4", "take.mov", "kept-intermediate.mov"])
     }
 }
+
+extension CrashSafetyTests {
+    /// --iso on a small disk: the warning counts the cameras' files too; when the room left is
+    /// what the take needs, the cameras' files stop (said, and in the sidecar) and the take
+    /// goes on to its end with every frame; relayout says where its pictures end. (They ran
+    /// the disk full: the take stopped at 5.9 s with 25 holes, no sidecar, "about 3 minutes".)
+    @Test(.timeLimit(.minutes(2)))
+    func onASmallDiskTheCamerasFilesStopFirst() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let mountPoint = dir.path("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=24m", "tmpfs", mountPoint])
+        guard Env.canRun(mounted.status == 0, otherwise: "small-disk test needs root to mount a tmpfs: \(mounted.stderr)") else { return }
+        defer { _ = try? run("/bin/umount", [mountPoint]) }
+        let take = mountPoint + "/t.mov"
+        let r = try dualcam(["record", "--back", try Self.camera(in: dir, seconds: 12, noisy: true), "--front", Reference.front, "--iso",
+                             "--audio", "none", "--duration", "8", "--size", "640x360", "--skip-speed-check", "--max-encoder-lag", "5",
+                             "-o", take])
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("free for \(take) and the files beside it: under a minute"), "\(r.stderr)")
+        let stop = try #require(r.stderrLines.first { $0.contains("the cameras' own files stop here, the take goes on") }, "\(r.stderr)")
+        #expect(try Self.decoded(take).frames == 240, "\(stop)")
+        let sidecar = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: mountPoint + "/t.dualcam.json"))) as? [String: Any]
+        let stoppedAt = try #require(sidecar?["stoppedAt"] as? Double, "\(sidecar ?? [:])")
+        #expect(stoppedAt > 0 && stoppedAt < 8)
+        for camera in ["t.back.mov", "t.front.mov"] {
+            let seconds = try #require(Probe.number(try Probe(mountPoint + "/" + camera).format["duration"]))
+            #expect(abs(seconds - stoppedAt) < 0.1, "\(camera): \(seconds) s, stopped at \(stoppedAt)")
+        }
+        let relaid = try dualcam(["relayout", take, "-o", dir.path("again.mov"), "--size", "320x180"])
+        #expect(relaid.status == 0 && relaid.stderr.contains(String(format: "stop at %.2f s of the take", stoppedAt)), "\(relaid.stderr)")
+    }
+}

@@ -20,6 +20,8 @@ protocol LiveOutput: AnyObject {
     var showsPictures: Bool { get }
     /// It takes the sources' own pictures (`take`): they are gathered for it each slot.
     var takesSourcePictures: Bool { get }
+    /// What it writes to the take's disk per second, for the warning of too little room.
+    var diskBytesPerSecond: Double { get }
     /// The take is finished (`lastSlot` nil: nothing was recorded): the output finishes
     /// what it holds, in its own way, and says how it went.
     func finish(lastSlot: Int?) -> OutputReport
@@ -31,6 +33,7 @@ extension LiveOutput {
     var status: String? { nil }
     var showsPictures: Bool { false }
     var takesSourcePictures: Bool { false }
+    var diskBytesPerSecond: Double { 0 }
 }
 
 /// A slot's pictures as the sources gave them.

@@ -98,6 +98,7 @@ package final class Recorder: Sendable {
         }
         let encoding = try openEncoding(claim: claim)
         let outputs = try openOutputs(sources: opened, encoding: encoding)
+        if let file = plan.file { warnIfShortOfSpace(file, besides: outputs) }
         encoding.queue.liveAudio = audio
         if let audio {
             let kind = audio.kind
@@ -164,7 +165,6 @@ package final class Recorder: Sendable {
                     sink = keeping!
                 }
                 if let why = plan.liveBecause { event(why) }
-                warnIfShortOfSpace(path)
             } else if plan.outputs.contains(where: \.needsEncoding) {
                 var settings = plan.video
                 settings.inOrder = true
@@ -232,13 +232,18 @@ package final class Recorder: Sendable {
         return String(format: "%.1f GB", bytes / 1e9)
     }
 
-    private func warnIfShortOfSpace(_ path: String) {
-        let bytesPerSecond = plan.encode == .after ? Self.intermediateBytesPerSecond(plan.video) : Self.expectedBytesPerSecond(plan.video)
+    /// Counts every file the take writes: its own (or its intermediate), and those beside it
+    /// (--iso's cameras' files: a 21 MB disk was said to hold "about 3 minutes" of a take
+    /// whose camera files filled it in 6 s).
+    private func warnIfShortOfSpace(_ path: String, besides outputs: [any LiveOutput]) {
+        let own = plan.encode == .after ? Self.intermediateBytesPerSecond(plan.video) : Self.expectedBytesPerSecond(plan.video)
+        let beside = outputs.reduce(0) { $0 + $1.diskBytesPerSecond }
+        let bytesPerSecond = own + beside
         guard let free = RecordingFile.freeBytes(near: path),
               Double(free) < bytesPerSecond * Self.warnBelowSeconds else { return }
         let minutes = Double(free) / bytesPerSecond / 60
-        event(String(format: "warning: %@ free for %@: %@ at the expected %.1f MB/s (finishing the file needs as much again)",
-                     Self.amount(bytes: Double(free)), path,
+        event(String(format: "warning: %@ free for %@%@: %@ at the expected %.1f MB/s (finishing the file needs as much again)",
+                     Self.amount(bytes: Double(free)), path, beside > 0 ? " and the files beside it" : "",
                      minutes < 1 ? String(format: "under a minute (%.0f s)", minutes * 60) : String(format: "about %.0f minutes", minutes),
                      bytesPerSecond / 1e6))
     }

@@ -37,6 +37,9 @@ final class IsoRecording {
     private var sidecarFoundAtStart: (UInt64, UInt64)?
     /// Something not ours took the sidecar's name while recording: it is left alone.
     private var sidecarGivenUp = false
+    /// The slot at which the cameras' files stopped for the take's room on the disk.
+    private(set) var stoppedForSpace: Int?
+    private var nextSpaceCheck = 0
 
     static func path(for output: String, role: String) -> String { IsoFiles.path(for: output, role: role) }
     static func sidecar(for output: String) -> String { IsoFiles.sidecar(for: output) }
@@ -112,18 +115,49 @@ final class IsoRecording {
         for (_, track) in tracks {
             guard let queue = track.queue, let file = track.file, track.failure == nil else { continue }
             do throws(MediaError) {
-                try queue.finish(lastSlot: lastSlot)
+                try queue.finish(lastSlot: stoppedForSpace ?? lastSlot)
                 try file.finishWriting()
                 _ = try file.finalize()
                 written.append(track.path)
             } catch {
-                if !queue.isStuck { file.keepAsItIs() }
-                log("--iso: \(track.path) could not be finished (\(error)); it is kept as it is")
+                // Kept fragmented, it plays and relayout reads it: listed with the others.
+                if !queue.isStuck, file.keepAsItIs() == track.path { written.append(track.path) }
+                log("--iso: \(track.path) could not be finished (\(error)); it is kept as it is (dualcam finish \(take) makes it "
+                    + "a regular file once there is room)")
             }
         }
-        writeSidecar(files: written)
+        // Stopped for the take's room, the sidecar was written then, and a swap after it
+        // concerns no picture of theirs.
+        if stoppedForSpace == nil { writeSidecar(files: written) }
         return written
     }
+
+    /// The take comes first: when the disk's free space falls to what the take needs to be
+    /// finished (a copy as large as it) and to go on for a while, the cameras' files stop
+    /// there (they ran the disk full, and the take stopped at 5.7 s of 10 with 25 holes).
+    private func leaveRoomForTheTake(slot: Int, fps: Int) {
+        // Five times a second: a camera's file of noisy 720p took 12 MB/s.
+        nextSpaceCheck = slot + max(fps / 5, 1)
+        guard stoppedForSpace == nil, let free = RecordingFile.freeBytes(near: take) else { return }
+        let seconds = Double(slot) / Double(max(fps, 1))
+        // The take's rate as written so far where that is more than the estimate (a noisy
+        // picture took 0.87 MB/s at 640x360 where 0.11 was expected), its intermediate too.
+        func written(_ paths: [String]) -> Double { paths.compactMap { OutputPath.entry($0).map { Double($0.st_size) } }.reduce(0, +) }
+        let measured = seconds >= 0.5
+        let rate = max(Recorder.expectedBytesPerSecond(settings.video), measured ? written([take, Intermediate.path(for: take)]) / seconds : 0)
+        let reserve = rate * (2 * seconds + Self.reserveSeconds) + Self.reserveBytes
+        // What the cameras' files will have written by the next look but one.
+        let ahead = measured ? written(tracks.map(\.track.path)) / seconds * 2 * Double(max(fps / 5, 1)) / Double(max(fps, 1)) : 0
+        guard Double(free) - ahead < reserve else { return }
+        stoppedForSpace = slot
+        writeSidecar(files: tracks.filter { $0.track.queue != nil }.map(\.track.path))
+        log(String(format: "--iso: at %.1f s %.0f MB are free, what the take needs to go on and be finished: the cameras' own files "
+                   + "stop here, the take goes on", seconds, Double(free) / 1e6))
+    }
+
+    /// The room kept for the take beyond its finishing copy: seconds of it, and bytes.
+    static let reserveSeconds = 10.0
+    static let reserveBytes = 8.0e6
 
     /// Nothing was recorded: no camera file is left either.
     func remove() {
@@ -137,7 +171,8 @@ final class IsoRecording {
                 .map { ($0.track.role, PathName.last($0.track.path)) }),
             swaps: swaps.map { ($0 * 1000).rounded() / 1000 },
             startsSwapped: startsSwapped ?? false,
-            takeID: settings.takeID)
+            takeID: settings.takeID,
+            stoppedAt: stoppedForSpace.map { (Double($0) / Double(settings.video.framesPerSecond) * 1000).rounded() / 1000 })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard !sidecarGivenUp, let data = try? encoder.encode(sidecar) else { return }
@@ -185,6 +220,9 @@ public struct IsoSidecar: Codable, Sendable, Equatable {
     /// The take's identity, as its files' comment tags give it (none in sidecars written
     /// before takes had one).
     public var takeID: String?
+    /// Where the cameras' files stop when they stopped before the take (seconds of it): the
+    /// disk had room left for the take alone.
+    public var stoppedAt: Double?
 }
 
 /// Where `record --iso` puts a take's cameras' own files, for `relayout` to find them.
@@ -222,7 +260,15 @@ extension IsoRecording: LiveOutput {
     /// Before the inset may be drawn into the main picture's buffer.
     func take(_ slot: SlotPictures) {
         noteRoles(swapped: slot.swapped, slot: slot.slot, fps: slot.fps)
+        if slot.slot >= nextSpaceCheck { leaveRoomForTheTake(slot: slot.slot, fps: slot.fps) }
+        guard stoppedForSpace == nil else { return }
         for (source, frame) in slot.pictures { write(frame, of: source, slot: slot.slot) }
+    }
+
+    /// H.264 ultrafast at crf 18 takes 0.26-0.58 bits per pixel of test footage (measured):
+    /// the cameras' size taken as the output's.
+    var diskBytesPerSecond: Double {
+        Double(tracks.count) * Double(settings.canvas.width * settings.canvas.height) * Double(settings.video.framesPerSecond) * 0.4 / 8
     }
 
     func finish(lastSlot: Int?) -> OutputReport {
