@@ -67,16 +67,20 @@ struct Finish: ParsableCommand {
         // writer (what else FILE may be is said by the checks after this).
         if let st = OutputPath.entry(file), (st.st_mode & S_IFMT) != S_IFREG { return false }
         if OutputPath.entry(file) != nil, case let .intermediate(info) = try? Intermediate.read(file) {
-            let take = Intermediate.take(of: file) ?? "its take"
-            throw Failure("\(file) is the intermediate of a take (its frames from \(info.fromFrame) on): dualcam finish \(take) "
-                          + "joins it to the take")
+            throw Failure("\(file) is the intermediate of a take (its frames from \(info.fromFrame) on): " + Self.wayToFinish(file, info))
         }
-        let rest = Intermediate.path(for: file)
+        // Its intermediate by name, or (the take renamed after a kill) by the identity both carry.
+        var rest = Intermediate.path(for: file)
+        if OutputPath.entry(rest) == nil, OutputPath.entry(file) != nil, let identity = Intermediate.takeID(of: file),
+           let found = Intermediate.companions(of: identity, besides: file, intermediates: true).first {
+            printLine("\(file)'s intermediate is \(found) (the take was renamed): it is joined from there")
+            rest = found
+        }
         guard let st = OutputPath.entry(rest) else { return false }
         guard (st.st_mode & S_IFMT) == S_IFREG else {
             throw Failure("\(rest) is not a regular file: move it away to finish \(file)")
         }
-        let restLock = try RecordingLock.hold(rest)
+        let restLock = try RecordingLock.hold(rest, waiting: Self.lockPatience)
         defer { if let restLock { close(restLock) } }
         let info: Intermediate
         switch try Intermediate.read(rest) {
@@ -87,7 +91,7 @@ struct Finish: ParsableCommand {
             throw Failure("\(rest): its tag cannot be read (\(tag)): nothing was changed")
         case let .intermediate(read): info = read
         }
-        let held = OutputPath.entry(file) != nil ? try RecordingLock.hold(file) : nil
+        let held = OutputPath.entry(file) != nil ? try RecordingLock.hold(file, waiting: Self.lockPatience) : nil
         defer { if let held { close(held) } }
         if try isJoinedAlready(info, rest: rest) { return true }
         try Self.refuseWhileWritten(rest)
@@ -189,6 +193,24 @@ struct Finish: ParsableCommand {
         }
     }
 
+    /// What to run for an intermediate given as the take: each way works from where things
+    /// stand (the take's file under its name, or renamed, or gone, or another take there).
+    static func wayToFinish(_ intermediate: String, _ info: Intermediate) -> String {
+        let named = Intermediate.take(of: intermediate) ?? intermediate
+        if OutputPath.entry(named) != nil, Intermediate.takeID(of: named) == info.takeID || Self.isEmptyTake(named) {
+            return "dualcam finish \(named) joins it to the take"
+        }
+        if let renamed = Intermediate.companions(of: info.takeID, besides: intermediate, intermediates: false).first {
+            return "dualcam finish \(renamed) joins it to the take (renamed from \(PathName.last(named)))"
+        }
+        if OutputPath.entry(named) == nil { return "dualcam finish \(named) makes the take from it" }
+        return "its take is not here (\(named) is another take): mv \(intermediate) NEW.mov\(Intermediate.suffix); "
+            + "dualcam finish NEW.mov makes a take of what it holds"
+    }
+
+    /// How long a take's lock is waited for: what a recording killed a moment ago takes to end.
+    static let lockPatience = 2.0
+
     /// Frames of the take's own file a kill may leave unwritten before its intermediate
     /// begins: the worker's queue (20) and what x265 holds, with room to spare.
     static let framesAKillMayLose = 120
@@ -236,7 +258,7 @@ struct Finish: ParsableCommand {
     /// A take killed before its first fragment was written is an empty file: nothing in it
     /// to finish (its cameras' own files, with --iso, may hold what was recorded).
     private func finishEmptyTake() throws -> Never {
-        if let held = try RecordingLock.hold(file) { close(held) }
+        if let held = try RecordingLock.hold(file, waiting: Self.lockPatience) { close(held) }
         let cameras = output == nil ? try finishCameras() : []
         throw Failure("\(file) is empty: its recording was stopped before the first frame was written, so there is nothing "
                       + "in it to finish" + (cameras.isEmpty ? "" : " (its cameras' own files were finished: "
@@ -257,7 +279,7 @@ struct Finish: ParsableCommand {
         }
         let destination = output ?? file
         // A live recording's file is not taken from under it: it finishes it itself.
-        let held = try RecordingLock.hold(file)
+        let held = try RecordingLock.hold(file, waiting: Self.lockPatience)
         defer { if let held { close(held) } }
         try Self.refuseWhileWritten(file)
         // In place only what dualcam recorded: another program's file is rewritten to a copy,

@@ -23,7 +23,7 @@ public struct Intermediate: Sendable {
         self.takeID = takeID
     }
 
-    static let suffix = ".intermediate.mov"
+    public static let suffix = ".intermediate.mov"
 
     /// Beside the take, named for it: TAKE.intermediate.mov.
     public static func path(for take: String) -> String { take + suffix }
@@ -31,6 +31,20 @@ public struct Intermediate: Sendable {
     /// The take an intermediate named as `path(for:)` names it belongs to; nil for another name.
     public static func take(of path: String) -> String? {
         path.hasSuffix(suffix) && path.count > suffix.count ? String(path.dropLast(suffix.count)) : nil
+    }
+
+    /// Files beside `path` (in its folder) whose tag names the take `takeID`: its intermediate
+    /// (`intermediates`) or the take itself, under whatever names they now have (a take
+    /// renamed after a kill left its intermediate under the old name).
+    public static func companions(of takeID: String, besides path: String, intermediates: Bool) -> [String] {
+        let folder = PathName.folder(of: path)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { $0.hasSuffix(suffix) == intermediates && !$0.hasPrefix(".") }.sorted()
+            .map { PathName.join(folder, $0) }.filter { candidate in
+                guard !OutputPath.isSameFile(candidate, path) else { return false }
+                if intermediates, case let .intermediate(info)? = try? read(candidate) { return info.takeID == takeID }
+                return !intermediates && Intermediate.takeID(of: candidate) == takeID
+            }
     }
 
     /// A new take's identity.

@@ -32,8 +32,10 @@ public enum PathName {
         return ext.isEmpty ? path : String(trimmingTrailingSlashes(path).dropLast(ext.count + 1))
     }
 
-    /// `name` in `folder`.
-    public static func join(_ folder: String, _ name: String) -> String { folder.hasSuffix("/") ? folder + name : folder + "/" + name }
+    /// `name` in `folder` ("." left out, as the user would write it).
+    public static func join(_ folder: String, _ name: String) -> String {
+        folder == "." ? name : folder.hasSuffix("/") ? folder + name : folder + "/" + name
+    }
 
     private static func trimmingTrailingSlashes(_ path: String) -> String {
         var p = Substring(path)

@@ -14,15 +14,22 @@ public enum RecordingLock {
 
     /// Opens `path` and takes its lock for as long as the returned descriptor stays open;
     /// throws when another dualcam holds it. nil when there is no file there.
-    public static func hold(_ path: String) throws(MediaError) -> Int32? {
+    /// `waiting`: how long a lock held by another is waited for (a recording killed a moment
+    /// ago holds its lock until the kernel has ended it, longer on a loaded machine: finish
+    /// right after `kill -9` was refused as "being recorded right now").
+    public static func hold(_ path: String, waiting: Double = 0) throws(MediaError) -> Int32? {
         let fd: Int32
         do { fd = try systemCall { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) } } catch {
             if error.rawValue == ENOENT { return nil }
             throw .system(path: path, writing: false, errno: error)
         }
-        guard take(fd) else {
-            close(fd)
-            throw .cannotWrite(path: path, reason: Self.heldReason)
+        let deadline = monotonicNow() + waiting
+        while !take(fd) {
+            guard monotonicNow() < deadline else {
+                close(fd)
+                throw .cannotWrite(path: path, reason: Self.heldReason)
+            }
+            usleep(50_000)
         }
         return fd
     }

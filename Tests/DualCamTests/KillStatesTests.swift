@@ -1,0 +1,104 @@
+import Foundation
+import MediaIO
+import Testing
+
+extension CrashSafetyTests {
+    /// `dualcam finish` from each state a kill can leave a take in, its advice followed where
+    /// it gives some: every path ends in a whole take (or, with nothing recorded, in saying
+    /// so), and no advice leads back to a command already run (an attacker's trial went round
+    /// in a circle: "finish killed.mov -o NEW.mov" -> "finish killed.mov" -> ...).
+    @Test(.timeLimit(.minutes(4)))
+    func everyStateAKillLeavesIsFinished() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let camera = try Self.camera(in: dir)
+        let record = ["record", "--back", camera, "--audio", "none", "--size", "640x360", "--skip-speed-check", "--max-encoder-lag", "5"]
+
+        // Killed during the encoding after the stop.
+        let during = dir.path("during.mov")
+        try Self.killed(record + ["--encode", "after", "--duration", "3", "-o", during], when: "stopped: encoding")
+        try Self.finishFollowingAdvice(during, frames: 90...90)
+
+        // Killed mid-take with everything in its intermediate, then renamed: the intermediate,
+        // given as the take, names the renamed take; the renamed take finds it by identity.
+        let taken = dir.path("taken.mov"), renamed = dir.path("renamed.mov")
+        try Self.killed(record + ["--encode", "after", "--duration", "20", "-o", taken], when: "recording to", after: 2)
+        try FileManager.default.moveItem(atPath: taken, toPath: renamed)
+        let intermediate = Intermediate.path(for: taken)
+        let advice = try dualcam(["finish", intermediate])
+        #expect(advice.status == 1 && advice.stderr.contains("dualcam finish \(renamed) joins it to the take (renamed from taken.mov)"),
+                "\(advice.stderr)")
+        try Self.finishFollowingAdvice(renamed, frames: 30...75)
+        #expect(!FileManager.default.fileExists(atPath: intermediate))
+
+        // Killed just after it started: a header, and perhaps a few frames in the intermediate.
+        let early = dir.path("early.mov")
+        try Self.killed(record + ["--encode", "after", "--duration", "20", "-o", early], when: "recording to")
+        try Self.finishFollowingAdvice(early, frames: 0...30)
+
+        // Still held by the recording as it dies: finish waits for the lock a moment.
+        let dying = dir.path("dying.mov")
+        let p = try Self.started(record + ["--duration", "20", "-o", dying], until: "recording to")
+        Thread.sleep(forTimeInterval: 1.5)
+        kill(p.processIdentifier, SIGSTOP)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { kill(p.processIdentifier, SIGKILL) }
+        let held = try dualcam(["finish", dying])
+        p.waitUntilExit()
+        #expect(held.status == 0, "\(held.stderr)")
+        #expect(try Self.decoded(dying).frames >= 15)
+    }
+
+    /// Runs dualcam until stderr says `line`, waits `after` seconds and kills it.
+    static func killed(_ arguments: [String], when line: String, after: Double = 0) throws {
+        let p = try started(arguments, until: line)
+        if after > 0 { Thread.sleep(forTimeInterval: after) }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+
+    /// dualcam started, once its stderr says `line` (or it ended).
+    static func started(_ arguments: [String], until line: String) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Env.dualcam)
+        p.arguments = arguments
+        let stderr = Pipe()
+        p.standardError = stderr
+        p.standardOutput = FileHandle.nullDevice
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        var said = ""
+        while !said.contains(line), p.isRunning {
+            said += String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self)
+        }
+        // Whatever it says after this goes nowhere rather than fill the pipe.
+        DispatchQueue.global().async { _ = stderr.fileHandleForReading.readDataToEndOfFile() }
+        return p
+    }
+
+    /// `finish take`, then whatever command each refusal names, each run once: ends in a whole
+    /// take with `frames` (0 with nothing recorded: said so).
+    static func finishFollowingAdvice(_ take: String, frames: ClosedRange<Int>, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        var command = ["finish", take], run: Set<[String]> = []
+        while true {
+            #expect(!run.contains(command), "advice leads back to \(command)", sourceLocation: sourceLocation)
+            guard !run.contains(command) else { return }
+            run.insert(command)
+            let r = try dualcam(command)
+            if r.status == 0 {
+                let got = try decoded(take).frames
+                #expect(frames.contains(got), "\(take): \(got) frames; \(r.stdout)", sourceLocation: sourceLocation)
+                return
+            }
+            if r.stderr.contains("there is nothing in it to finish") {
+                #expect(frames.lowerBound == 0, "\(r.stderr)", sourceLocation: sourceLocation)
+                return
+            }
+            guard let advice = r.stderr.range(of: "dualcam finish ") else {
+                Issue.record("\(command): \(r.stderr) (no command named)", sourceLocation: sourceLocation)
+                return
+            }
+            command = ["finish"] + r.stderr[advice.upperBound...].prefix { $0 != ")" && $0 != ";" && $0 != "\n" }
+                .split(separator: " ").prefix { !["joins", "makes", "completes", "removes"].contains($0) }.map(String.init)
+        }
+    }
+}
