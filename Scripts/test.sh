@@ -31,3 +31,7 @@ python3 Tests/fuzz/options.py --dualcam .build/debug/dualcam --seconds 60 --seed
 # Writers racing for one OUT: 50 rounds of record, compose --overwrite, relayout, finish and a
 # second record at random offsets; no take may be lost and no hidden file left (fixed seed).
 python3 Tests/concurrency/campaign.py --dualcam .build/debug/dualcam --rounds 50 --seed 2026
+# Beside other programs' files: finish against a fragmented MP4 ffmpeg is still writing,
+# records started together with no -o, and --iso onto small disks (8 rounds each, fixed seed;
+# Tests/concurrency/beside_others.py --help).
+python3 Tests/concurrency/beside_others.py --dualcam .build/debug/dualcam --rounds 8 --seed 2026

@@ -49,6 +49,9 @@ struct Finish: ParsableCommand {
             if (st.st_mode & S_IFMT) == S_IFDIR { throw Failure("\(file) is a folder, not a recording") }
             // A named pipe's open would wait for a writer; a device is no recording.
             guard (st.st_mode & S_IFMT) == S_IFREG else { throw Failure("\(file) is not a regular file: there is no recording to finish") }
+            // Before anything is said of what it holds: a file another program is writing may
+            // hold only its header yet (it was called "empty").
+            if !RecordingLock.isHeld(file) { try Self.refuseWhileWritten(file) }
             if st.st_size == 0 || Self.isEmptyTake(file) { try finishEmptyTake() }
         }
         guard try MovAtoms.isQuickTime(file) else {
