@@ -38,7 +38,7 @@ extension CrashSafetyTests {
 
         // Still held by the recording as it dies: finish waits for the lock a moment.
         let dying = dir.path("dying.mov")
-        let p = try Self.started(record + ["--duration", "20", "-o", dying], until: "recording to")
+        let (p, _) = try Self.started(record + ["--duration", "20", "-o", dying], until: "recording to")
         Thread.sleep(forTimeInterval: 1.5)
         kill(p.processIdentifier, SIGSTOP)
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { kill(p.processIdentifier, SIGKILL) }
@@ -50,14 +50,14 @@ extension CrashSafetyTests {
 
     /// Runs dualcam until stderr says `line`, waits `after` seconds and kills it.
     static func killed(_ arguments: [String], when line: String, after: Double = 0) throws {
-        let p = try started(arguments, until: line)
+        let (p, _) = try started(arguments, until: line)
         if after > 0 { Thread.sleep(forTimeInterval: after) }
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
     }
 
-    /// dualcam started, once its stderr says `line` (or it ended).
-    static func started(_ arguments: [String], until line: String) throws -> Process {
+    /// dualcam started, once its stderr says `line` (or it ended); and all it said, once it ends.
+    static func started(_ arguments: [String], until line: String) throws -> (Process, said: () -> String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Env.dualcam)
         p.arguments = arguments
@@ -66,13 +66,22 @@ extension CrashSafetyTests {
         p.standardOutput = FileHandle.nullDevice
         p.standardInput = FileHandle.nullDevice
         try p.run()
+        // Killed at the test's limit should the line never come (and the read never end).
+        _ = ChildWatchdog(p)
         var said = ""
         while !said.contains(line), p.isRunning {
             said += String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self)
         }
-        // Whatever it says after this goes nowhere rather than fill the pipe.
-        DispatchQueue.global().async { _ = stderr.fileHandleForReading.readDataToEndOfFile() }
-        return p
+        // The rest read as it comes, so that the pipe never fills.
+        let rest = Locked(Data()), done = DispatchGroup()
+        done.enter()
+        DispatchQueue.global().async {
+            let data = stderr.fileHandleForReading.readDataToEndOfFile()
+            rest.withLock { $0 = data }
+            done.leave()
+        }
+        let before = said
+        return (p, { done.wait(); return before + String(decoding: rest.withLock { $0 }, as: UTF8.self) })
     }
 
     /// `finish take`, then whatever command each refusal names, each run once: ends in a whole

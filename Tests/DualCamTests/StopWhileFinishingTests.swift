@@ -14,26 +14,16 @@ extension CrashSafetyTests {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let take = dir.path("take.mov"), rest = Intermediate.path(for: take)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Env.dualcam)
-        p.arguments = ["record", "--back", try Self.camera(in: dir), "--front", Reference.front, "--audio", "none", "--encode", "after",
-                       "--duration", "4", "--skip-speed-check", "-o", take]
-        let stderr = Pipe()
-        p.standardError = stderr
-        p.standardOutput = FileHandle.nullDevice
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
+        let (p, everything) = try Self.started(["record", "--back", try Self.camera(in: dir), "--front", Reference.front, "--audio", "none",
+                                                "--encode", "after", "--duration", "4", "--skip-speed-check", "-o", take],
+                                               until: "stopped: encoding")
         let watchdog = ChildWatchdog(p)
         defer { watchdog.disarm() }
-        var said = ""
-        while !said.contains("stopped: encoding"), p.isRunning {
-            said += String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self)
-        }
         let signalled = Date()
         kill(p.processIdentifier, SIGTERM)
         p.waitUntilExit()
         let took = Date().timeIntervalSince(signalled)
-        said += String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let said = everything()
         #expect(p.terminationStatus == 128 + SIGTERM && took < 2, "status \(p.terminationStatus) \(took) s after SIGTERM: \(said)")
         #expect(said.hasSuffix("dualcam: stopped before the end of the take was encoded: nothing is lost, dualcam finish \(take) completes it\n"),
                 "\(said)\(watchdog.verdict("dualcam"))")
