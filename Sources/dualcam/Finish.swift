@@ -43,7 +43,15 @@ struct Finish: ParsableCommand {
     }
 
     private func finishTake() throws {
-        if try finishWithIntermediate() { return }
+        // Opened without following links (what a link leads to could be anything): said so,
+        // with where it leads, instead of "Too many levels of symbolic links".
+        if let st = OutputPath.entry(file), (st.st_mode & S_IFMT) == S_IFLNK {
+            let target = realpath(file, nil).map { p in defer { free(p) }; return String(cString: p) }
+            throw Failure("\(file) is a symbolic link" + (target.map { ": finish the take where it is, dualcam finish \($0)" }
+                                                          ?? " that leads nowhere: there is no recording to finish"))
+        }
+        let intermediate = try finishWithIntermediate()
+        if intermediate == .joined { return }
         var st = stat()
         if stat(file, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR { throw Failure("\(file) is a folder, not a recording") }
@@ -52,7 +60,7 @@ struct Finish: ParsableCommand {
             // Before anything is said of what it holds: a file another program is writing may
             // hold only its header yet (it was called "empty").
             if !RecordingLock.isHeld(file) { try Self.refuseWhileWritten(file) }
-            if st.st_size == 0 || Self.isEmptyTake(file) { try finishEmptyTake() }
+            if st.st_size == 0 || Self.isEmptyTake(file) { try finishEmptyTake(intermediateSeen: intermediate == .removedEmpty) }
         }
         guard try MovAtoms.isQuickTime(file) else {
             throw Failure("\(file): not a QuickTime or MP4 recording (nothing to finish)")
@@ -65,10 +73,12 @@ struct Finish: ParsableCommand {
     /// before the stop encoded it: its pictures encoded as the take asked and joined to FILE's
     /// (FILE holds none with `after`), its sound copied; then it is removed. Joined only to its
     /// own take (the identity both carry); false when FILE has no intermediate beside it.
-    private func finishWithIntermediate() throws -> Bool {
+    private enum IntermediateOutcome { case joined, none, removedEmpty }
+
+    private func finishWithIntermediate() throws -> IntermediateOutcome {
         // Only a regular file is opened to read its tag: a named pipe's open waits for a
         // writer (what else FILE may be is said by the checks after this).
-        if let st = OutputPath.entry(file), (st.st_mode & S_IFMT) != S_IFREG { return false }
+        if let st = OutputPath.entry(file), (st.st_mode & S_IFMT) != S_IFREG { return .none }
         if OutputPath.entry(file) != nil, case let .intermediate(info) = try? Intermediate.read(file) {
             throw Failure("\(file) is the intermediate of a take (its frames from \(info.fromFrame) on): " + Self.wayToFinish(file, info))
         }
@@ -76,13 +86,14 @@ struct Finish: ParsableCommand {
         var rest = Intermediate.path(for: file)
         if OutputPath.entry(rest) == nil, OutputPath.entry(file) != nil, let identity = Intermediate.takeID(of: file),
            let found = Intermediate.companions(of: identity, besides: file, intermediates: true).first {
-            printLine("\(file)'s intermediate is \(found) (the take was renamed): it is joined from there")
+            printLine("\(file)'s intermediate is \(found), found by the take's identity under another name: it is joined from there")
             rest = found
         }
-        guard let st = OutputPath.entry(rest) else { return false }
+        guard let st = OutputPath.entry(rest) else { return .none }
         guard (st.st_mode & S_IFMT) == S_IFREG else {
             throw Failure("\(rest) is not a regular file: move it away to finish \(file)")
         }
+        if try removedEmptyIntermediate(rest, size: Int64(st.st_size)) { return .removedEmpty }
         let restLock = try RecordingLock.hold(rest, waiting: Self.lockPatience)
         defer { if let restLock { close(restLock) } }
         let info: Intermediate
@@ -96,7 +107,7 @@ struct Finish: ParsableCommand {
         }
         let held = OutputPath.entry(file) != nil ? try RecordingLock.hold(file, waiting: Self.lockPatience) : nil
         defer { if let held { close(held) } }
-        if try isJoinedAlready(info, rest: rest) { return true }
+        if try isJoinedAlready(info, rest: rest) { return .joined }
         try Self.refuseWhileWritten(rest)
         if OutputPath.entry(file) != nil { try Self.refuseWhileWritten(file) }
         let (alone, missing) = try joinsAlone(info, rest: rest)
@@ -130,7 +141,7 @@ struct Finish: ParsableCommand {
                                         missing, missing == 1 ? "" : "s", Double(missing) / fps, missing == 1 ? "is" : "are") : ""
         printLine(String(format: "finished %@: %d frames (%.2f s), %d audio packets; the frames from %@ encoded and joined in %.1f s "
                      + "(%@)%@", destination, r.videoFrames, r.videoSeconds, r.audioPackets, rest, monotonicNow() - started, removed, lost))
-        return true
+        return .joined
     }
 
     /// The take finished with its intermediate joined, the intermediate still there: a stop
@@ -162,6 +173,11 @@ struct Finish: ParsableCommand {
         let empty = OutputPath.entry(file) == nil || Self.isEmptyTake(file)
         let ours = !empty && Intermediate.takeID(of: file) == info.takeID
         let elsewhere = "nothing was changed" + (output == nil ? " (dualcam finish \(file) -o NEW.mov makes its take from it alone)" : "")
+        // A file with no picture yet is still a take's: another take's is not given this
+        // one's pictures (two takes killed early and one renamed over the other were mixed).
+        if empty, output == nil, let other = Intermediate.takeID(of: file), other != info.takeID {
+            throw Failure("\(rest) is another take's intermediate than \(file) (which holds no picture yet): \(elsewhere)")
+        }
         if info.fromFrame == 0 || empty {
             guard empty || ours || output != nil else {
                 throw Failure("\(rest) holds a whole take, and \(file) is not that take: \(elsewhere)")
@@ -194,6 +210,21 @@ struct Finish: ParsableCommand {
             throw Failure("\(path) is open for writing by \(TerminalLine.printable(OpenWriters.describe(writers))): finishing it now would "
                           + "lose what it writes next; nothing was changed (finish it when that program is done)")
         }
+    }
+
+    /// An intermediate a kill left before anything was written to it (0 bytes, or its header
+    /// alone): it holds nothing, and is removed rather than refused as unreadable (finish and
+    /// record pointed at each other, and only deleting it by hand got out). What FILE holds is
+    /// then finished as if it had none.
+    private func removedEmptyIntermediate(_ rest: String, size: Int64) throws -> Bool {
+        let empty = size == 0 || (Self.isEmptyTake(rest) && (try? MovFinalizer.videoPacketCount(rest, limit: 1)) ?? 0 == 0)
+        guard empty else { return false }
+        guard let lock = try RecordingLock.hold(rest, waiting: Self.lockPatience) else { return false }
+        defer { close(lock) }
+        try Self.refuseWhileWritten(rest)
+        guard unlink(rest) == 0 else { throw Failure("\(rest) holds nothing but cannot be removed: \(String(cString: strerror(errno)))") }
+        printLine("\(rest) held no frame (the take was stopped as it began): it is removed")
+        return true
     }
 
     /// What to run for an intermediate given as the take: each way works from where things
@@ -260,12 +291,15 @@ struct Finish: ParsableCommand {
 
     /// A take killed before its first fragment was written is an empty file: nothing in it
     /// to finish (its cameras' own files, with --iso, may hold what was recorded).
-    private func finishEmptyTake() throws -> Never {
+    private func finishEmptyTake(intermediateSeen: Bool) throws -> Never {
         if let held = try RecordingLock.hold(file, waiting: Self.lockPatience) { close(held) }
         let cameras = output == nil ? try finishCameras() : []
-        throw Failure("\(file) is empty: its recording was stopped before the first frame was written, so there is nothing "
-                      + "in it to finish" + (cameras.isEmpty ? "" : " (its cameras' own files were finished: "
-                      + cameras.joined(separator: ", ") + ")"))
+        // A take whose frames all went to an intermediate that is not here looks the same.
+        let away = !intermediateSeen && Intermediate.takeID(of: file) != nil && OutputPath.entry(Intermediate.path(for: file)) == nil
+            ? "; if its frames went to its intermediate (\(PathName.last(Intermediate.path(for: file)))), that file is not beside it: "
+                + "put it back and run dualcam finish \(file) again" : ""
+        throw Failure("\(file) is empty: no frame was written to it, so there is nothing in it to finish" + away
+                      + (cameras.isEmpty ? "" : " (its cameras' own files were finished: " + cameras.joined(separator: ", ") + ")"))
     }
 
     private func finish(_ file: String, into output: String?, overwrite: Bool) throws {

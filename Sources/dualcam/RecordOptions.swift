@@ -100,6 +100,12 @@ struct RecordAlsoOptions: ParsableArguments {
         }
         guard !url.isEmpty else { throw ValidationError("--stream \(stream): the URL is empty") }
         Secrets.register(url: url)
+        // What a file or the environment holds is not shown unless it is a URL (a wrong file,
+        // or a bare key, went to stderr as it was).
+        guard url.contains("://") || stream == url else {
+            throw ValidationError("--stream \(stream): its first line is not a URL (srt://, rtmp://, rtmps://, udp:// or tcp://)")
+        }
         return url
     }
+
 }

@@ -36,6 +36,33 @@ extension CrashSafetyTests {
         try Self.killed(record + ["--encode", "after", "--duration", "20", "-o", early], when: "recording to")
         try Self.finishFollowingAdvice(early, frames: 0...30)
 
+        // An intermediate a kill left before anything was written to it: removed, and the take
+        // said to be empty; a new take may then have its name (finish and record pointed at
+        // each other, and only deleting it by hand got out).
+        let bare = dir.path("bare.mov")
+        try Self.killed(record + ["--encode", "after", "--duration", "20", "-o", bare], when: "recording to", after: 1)
+        try FileManager.default.removeItem(atPath: Intermediate.path(for: bare))
+        _ = FileManager.default.createFile(atPath: Intermediate.path(for: bare), contents: Data())
+        let nothing = try dualcam(["finish", bare])
+        #expect(nothing.status == 1 && nothing.stdout.contains("held no frame") && nothing.stderr.contains("there is nothing in it to finish")
+                && !nothing.stderr.contains("put it back"), "\(nothing.stdout) \(nothing.stderr)")
+        let again = try dualcam(record + ["--duration", "1", "--overwrite", "-o", bare])
+        #expect(again.status == 0, "\(again.stderr)")
+
+        // Another take's intermediate beside a take that holds no picture yet (one take renamed
+        // over another): refused, never joined; -o makes a take of it alone.
+        let first = dir.path("first.mov"), second = dir.path("second.mov")
+        for take in [first, second] {
+            try Self.killed(record + ["--encode", "after", "--duration", "20", "-o", take], when: "recording to", after: 1.5)
+        }
+        try FileManager.default.removeItem(atPath: first)
+        try FileManager.default.moveItem(atPath: second, toPath: first)
+        let mixed = try dualcam(["finish", first])
+        #expect(mixed.status == 1 && mixed.stderr.contains("is another take's intermediate than \(first)"), "\(mixed.stderr)")
+        let alone = try dualcam(["finish", first, "-o", dir.path("alone.mov")])
+        let aloneFrames = alone.status == 0 ? try Self.decoded(dir.path("alone.mov")).frames : 0
+        #expect(alone.status == 0 && aloneFrames >= 15, "\(aloneFrames) frames: \(alone.stderr)")
+
         // Still held by the recording as it dies: finish waits for the lock a moment.
         let dying = dir.path("dying.mov")
         let (p, _) = try Self.started(record + ["--duration", "20", "-o", dying], until: "recording to")

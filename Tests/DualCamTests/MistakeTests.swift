@@ -110,7 +110,7 @@ import Testing
         #expect(pipe.status == 1 && pipe.stderrLines.count == 1 && pipe.stderr.contains("not a regular file"), "\(pipe.stderr)")
         _ = FileManager.default.createFile(atPath: dir.path("e.mov"), contents: Data())
         let empty = try dualcam(["finish", dir.path("e.mov")])
-        #expect(empty.status == 1 && empty.stderr.contains("stopped before the first frame was written"), "\(empty.stderr)")
+        #expect(empty.status == 1 && empty.stderr.contains("is empty: no frame was written to it"), "\(empty.stderr)")
     }
 
     /// An intermediate (TAKE.intermediate.mov) holds the end of a take not yet encoded: a new

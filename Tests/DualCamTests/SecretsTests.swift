@@ -8,6 +8,7 @@ import Testing
     @Test func aPasswordWithASlashIsMaskedWhole() {
         #expect(LiveStreamWriter.masked("rtmp://user:pa/ss@host/app/key") == "rtmp://***@host/app/***")
         #expect(LiveStreamWriter.masked("srt://h:9?passphrase=abc&latency=20") == "srt://h:9?passphrase=***&latency=20")
+        #expect(LiveStreamWriter.masked("rtmp://h/KEY123") == "rtmp://h/***")
         #expect(Set(LiveStreamWriter.secrets(in: "rtmp://user:pa/ss@host/app/key")) == ["user:pa/ss", "pa/ss", "key"])
     }
 
@@ -49,5 +50,9 @@ extension RecordTests {
             #expect(!r.stderr.contains(secret) && !r.stdout.contains(secret), "\(given): \(r.stderr) \(r.stdout)")
             #expect(r.stdout.contains("passphrase=***"), "\(r.stdout)")
         }
+        // A file that holds no URL (a wrong file, a bare key) is refused without being shown.
+        try "root:NotAURL-\(secret)\n".write(toFile: dir.path("wrong.txt"), atomically: true, encoding: .utf8)
+        let wrong = try dualcam(["record", "--back", Reference.back, "--stream", "@" + dir.path("wrong.txt"), "-o", dir.path("w.mov")])
+        #expect(wrong.status == 64 && wrong.stderr.contains("its first line is not a URL") && !wrong.stderr.contains(secret), "\(wrong.stderr)")
     }
 }

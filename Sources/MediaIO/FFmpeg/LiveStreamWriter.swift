@@ -122,6 +122,10 @@ public final class LiveStreamWriter: @unchecked Sendable {
             if parts.count > 2 {
                 secrets.append(parts[2...].joined(separator: "/"))
                 path = "/\(parts[1])/***"
+            } else if parts.count == 2, !parts[1].isEmpty {
+                // One part only: it may be the key itself (rtmp://host/KEY), or an application
+                // with a common name ("live"): masked in the URL, not in every line.
+                path = "/***"
             }
         }
         return ("\(scheme)://\(authority)\(path)\(query)", secrets)

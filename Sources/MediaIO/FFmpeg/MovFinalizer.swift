@@ -30,7 +30,11 @@ public enum MovFinalizer {
             // subtitle track lost it, where the help promises a stream copy.
             guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else {
                 let kind = av_get_media_type_string(type).map { String(cString: $0) } ?? "unknown"
-                let codec = avcodec_get_name(st.pointee.codecpar.pointee.codec_id).map { String(cString: $0) } ?? "?"
+                // A data track has no codec FFmpeg names: its tag says what it is (tmcd, a timecode).
+                let tag = st.pointee.codecpar.pointee.codec_tag
+                let fourcc = String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: tag >> ($0 * 8)) }, as: UTF8.self)
+                let named = avcodec_get_name(st.pointee.codecpar.pointee.codec_id).map { String(cString: $0) } ?? "none"
+                let codec = named == "none" && tag != 0 ? fourcc : named
                 throw .cannotWrite(path: reportedPath, reason: "\(source) has a \(kind) stream (#\(i), \(codec)), which finish "
                                    + "does not copy: nothing was written (ffmpeg -i \(source) -map 0 -c copy NEW copies every stream)")
             }

@@ -45,6 +45,19 @@ public enum ThreadPriority {
     /// at the process's level (its pool too) it kept up (7.0 s), and beside six kept 6.1-6.6 s.
     static var liveEncoderLevel: Int32 { picturesMayBeRaised ? processNiceness : encoderLevel }
 
+    /// How far below the process's level the encoders of files kept beside the take run
+    /// (--iso's cameras' own): below the take's encoder and its intermediate's, so that where
+    /// the CPUs cannot serve them all those files fall behind (their pictures held) and the
+    /// take keeps every frame. Three --iso takes at once on two CPUs, their cameras' encoders
+    /// at the take's encoders' level, each lost 30-69 of its 120 frames.
+    public static let companionNiceness: Int32 = 19
+    static var companionLevel: Int32 { min(19, processNiceness + companionNiceness) }
+
+    /// Puts the calling thread at the level of the encoders beside the take (`companionNiceness`).
+    public static func lowerCurrentThreadToCompanions() {
+        if currentNiceness < companionLevel { set(companionLevel) }
+    }
+
     /// `live`: the take's own encoder, with no intermediate behind it.
     static func encoderLevel(live: Bool) -> Int32 { live ? liveEncoderLevel : encoderLevel }
     /// The picture's nice value where it may be raised all the way.
@@ -130,6 +143,11 @@ public enum ThreadPriority {
     public static func madeAtEncoderLevel<T>(live: Bool = false, poolThreads: Int = 0,
                                             _ body: @escaping @Sendable () throws(MediaError) -> T) throws(MediaError) -> T {
         try made(at: encoderLevel(live: live), poolThreads: poolThreads, body)
+    }
+
+    /// The same for an encoder of a file beside the take (`companionNiceness`).
+    public static func madeAtCompanionLevel<T>(_ body: @escaping @Sendable () throws(MediaError) -> T) throws(MediaError) -> T {
+        try made(at: companionLevel, poolThreads: 0, body)
     }
 
     /// The same for an encoder no picture of this process must run above: a composition's,

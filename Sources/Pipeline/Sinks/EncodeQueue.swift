@@ -116,7 +116,8 @@ final class EncodeQueue: @unchecked Sendable {
 
     /// `lowered`: it encodes the take itself, with no intermediate behind it: its thread runs
     /// at such an encoder's level (`ThreadPriority.liveEncoderLevel`), below the picture's.
-    init(sink: any Sink, canvas: Size, depth: Int = 32, fps: Int, lowered: Bool = false) throws(MediaError) {
+    /// `companion`: it encodes a file beside the take, at that level (`companionNiceness`).
+    init(sink: any Sink, canvas: Size, depth: Int = 32, fps: Int, lowered: Bool = false, companion: Bool = false) throws(MediaError) {
         self.sink = sink
         free = []
         for _ in 0..<depth { free.append(try EncoderFrame(size: canvas)) }
@@ -126,7 +127,9 @@ final class EncodeQueue: @unchecked Sendable {
         queued.reserveCapacity(depth)
         // Not lowered, it hands frames to a sink that encodes on a thread of its own.
         thread = OwnedThread(name: lowered ? "dualcam-encoder" : "dualcam-handover") { [self] in
-            if lowered { ThreadPriority.lowerCurrentThreadToEncoders(live: true) }
+            if companion { ThreadPriority.lowerCurrentThreadToCompanions() } else if lowered {
+                ThreadPriority.lowerCurrentThreadToEncoders(live: true)
+            }
             encodeLoop()
         }
     }

@@ -17,6 +17,8 @@ final class IsoRecording {
         var scaler: PictureScaler?
         var lastTimestamp = -Double.infinity
         var failure: String?
+        /// Pictures of its camera left out while its encoder was behind.
+        var leftOut = 0
         init(role: String, path: String) { self.role = role; self.path = path }
     }
 
@@ -83,7 +85,10 @@ final class IsoRecording {
         guard let queue = track.queue, let scaler = track.scaler else { return }
         // The first picture stands for every slot before it, so each file starts with the take.
         let index = track.lastTimestamp == -.infinity ? 0 : slot
-        guard case let .canvas(canvas) = queue.acquire() else { return }  // its encoder behind: the last picture holds
+        guard case let .canvas(canvas) = queue.acquire() else {  // its encoder behind: the last picture holds
+            track.leftOut += 1
+            return
+        }
         scaler.place(picture.picture, in: scaler.fullRect, of: canvas.view)
         queue.submit(index: index, canvas: canvas)
         track.lastTimestamp = picture.timestamp
@@ -97,9 +102,10 @@ final class IsoRecording {
         video.bitrate = nil
         video.size = Size(width: size.width & ~1, height: size.height & ~1)
         do throws(MediaError) {
-            let file = try RecordingFile(path: track.path, overwrite: settings.overwrite, video: video, metadata: settings.metadata)
+            let file = try RecordingFile(path: track.path, overwrite: settings.overwrite, video: video, metadata: settings.metadata,
+                                         companion: true)
             track.file = file
-            track.queue = try EncodeQueue(sink: file, canvas: video.size, depth: 6, fps: Int(video.framesPerSecond))
+            track.queue = try EncodeQueue(sink: file, canvas: video.size, depth: 6, fps: Int(video.framesPerSecond), companion: true)
             track.scaler = PictureScaler(canvas: video.size)
         } catch {
             track.failure = error.description
@@ -119,6 +125,10 @@ final class IsoRecording {
                 try file.finishWriting()
                 _ = try file.finalize()
                 written.append(track.path)
+                if track.leftOut > 0 {
+                    log("--iso: \(track.path) left out \(track.leftOut) of its camera's pictures while its encoder was behind (it runs "
+                        + "below the take's, which kept every frame); each picture it holds lasts until the next")
+                }
             } catch {
                 // Kept fragmented, it plays and relayout reads it: listed with the others.
                 if !queue.isStuck, file.keepAsItIs() == track.path { written.append(track.path) }

@@ -34,8 +34,9 @@ final class RecordingFile: EncodedMovSink {
 
     /// `claim`: OUT, claimed before anything else was opened (a fresh one when nil). `live`:
     /// no intermediate stands behind its encoder (`ThreadPriority.liveEncoderLevel`).
+    /// `companion`: a file beside the take (`ThreadPriority.companionNiceness`).
     init(path: String, overwrite: Bool, video: VideoEncoderSettings, metadata: MovWriter.Metadata,
-         claim given: OutputClaim? = nil, live: Bool = false) throws(MediaError) {
+         claim given: OutputClaim? = nil, live: Bool = false, companion: Bool = false) throws(MediaError) {
         self.path = path
         if let given { claim = given } else { claim = try OutputClaim(path: path, overwrite: overwrite) }
         // The threading is the plan's (measured on this machine where it could be: `LiveEncoderChoice`).
@@ -44,9 +45,9 @@ final class RecordingFile: EncodedMovSink {
         // The encoders before the file: one that cannot open must not cost anything at OUT.
         // Opened below the picture's priority: the threads x265 starts keep it.
         let opening = settings
-        encoders = try ThreadPriority.madeAtEncoderLevel(live: live, poolThreads: opening.poolThreads) { () throws(MediaError) in
-            try OutputEncoders(settings: opening)
-        }
+        let open = { @Sendable () throws(MediaError) in try OutputEncoders(settings: opening) }
+        encoders = companion ? try ThreadPriority.madeAtCompanionLevel(open)
+            : try ThreadPriority.madeAtEncoderLevel(live: live, poolThreads: opening.poolThreads, open)
         Self.removeAbandoned(besides: path)
         // Nothing at OUT: the take has its name from the start (a link never replaces what
         // came meanwhile). Something there (now): kept with --overwrite until the take has a
