@@ -238,7 +238,10 @@ struct Finish: ParsableCommand {
             return "dualcam finish \(renamed) joins it to the take (renamed from \(PathName.last(named)))"
         }
         if OutputPath.entry(named) == nil { return "dualcam finish \(named) makes the take from it" }
-        return "its take is not here (\(named) is another take): mv \(intermediate) NEW.mov\(Intermediate.suffix); "
+        // A whole take is made alone beside whatever stands at its take's name; the rest of a
+        // take that is not here only under a name of its own.
+        if info.fromFrame == 0 { return "its take is not \(named): dualcam finish \(named) -o NEW.mov makes the take from it alone" }
+        return "its take is not here (\(named) is not it): mv \(intermediate) NEW.mov\(Intermediate.suffix); "
             + "dualcam finish NEW.mov makes a take of what it holds"
     }
 
