@@ -94,7 +94,7 @@ struct Finish: ParsableCommand {
             throw Failure("\(rest) is not a regular file: move it away to finish \(file)")
         }
         if try removedEmptyIntermediate(rest, size: Int64(st.st_size)) { return .removedEmpty }
-        let restLock = try RecordingLock.hold(rest, waiting: Self.lockPatience)
+        let restLock = try RecordingLock.hold(rest, waitingForTheDying: Self.lockPatience)
         defer { if let restLock { close(restLock) } }
         let info: Intermediate
         switch try Intermediate.read(rest) {
@@ -105,7 +105,7 @@ struct Finish: ParsableCommand {
             throw Failure("\(rest): its tag cannot be read (\(tag)): nothing was changed")
         case let .intermediate(read): info = read
         }
-        let held = OutputPath.entry(file) != nil ? try RecordingLock.hold(file, waiting: Self.lockPatience) : nil
+        let held = OutputPath.entry(file) != nil ? try RecordingLock.hold(file, waitingForTheDying: Self.lockPatience) : nil
         defer { if let held { close(held) } }
         if try isJoinedAlready(info, rest: rest) { return .joined }
         try Self.refuseWhileWritten(rest)
@@ -219,7 +219,7 @@ struct Finish: ParsableCommand {
     private func removedEmptyIntermediate(_ rest: String, size: Int64) throws -> Bool {
         let empty = size == 0 || (Self.isEmptyTake(rest) && (try? MovFinalizer.videoPacketCount(rest, limit: 1)) ?? 0 == 0)
         guard empty else { return false }
-        guard let lock = try RecordingLock.hold(rest, waiting: Self.lockPatience) else { return false }
+        guard let lock = try RecordingLock.hold(rest, waitingForTheDying: Self.lockPatience) else { return false }
         defer { close(lock) }
         try Self.refuseWhileWritten(rest)
         guard unlink(rest) == 0 else { throw Failure("\(rest) holds nothing but cannot be removed: \(String(cString: strerror(errno)))") }
@@ -295,7 +295,7 @@ struct Finish: ParsableCommand {
     /// A take killed before its first fragment was written is an empty file: nothing in it
     /// to finish (its cameras' own files, with --iso, may hold what was recorded).
     private func finishEmptyTake(intermediateSeen: Bool) throws -> Never {
-        if let held = try RecordingLock.hold(file, waiting: Self.lockPatience) { close(held) }
+        if let held = try RecordingLock.hold(file, waitingForTheDying: Self.lockPatience) { close(held) }
         let cameras = output == nil ? try finishCameras() : []
         // A take whose frames all went to an intermediate that is not here looks the same.
         let away = !intermediateSeen && Intermediate.takeID(of: file) != nil && OutputPath.entry(Intermediate.path(for: file)) == nil
@@ -319,7 +319,7 @@ struct Finish: ParsableCommand {
         }
         let destination = output ?? file
         // A live recording's file is not taken from under it: it finishes it itself.
-        let held = try RecordingLock.hold(file, waiting: Self.lockPatience)
+        let held = try RecordingLock.hold(file, waitingForTheDying: Self.lockPatience)
         defer { if let held { close(held) } }
         try Self.refuseWhileWritten(file)
         // In place only what dualcam recorded: another program's file is rewritten to a copy,

@@ -14,10 +14,11 @@ public enum RecordingLock {
 
     /// Opens `path` and takes its lock for as long as the returned descriptor stays open;
     /// throws when another dualcam holds it. nil when there is no file there.
-    /// `waiting`: how long a lock held by another is waited for (a recording killed a moment
-    /// ago holds its lock until the kernel has ended it, longer on a loaded machine: finish
-    /// right after `kill -9` was refused as "being recorded right now").
-    public static func hold(_ path: String, waiting: Double = 0) throws(MediaError) -> Int32? {
+    /// `waitingForTheDying`: how long a lock is waited for while every process holding it is
+    /// dying (killed, exiting): a recording killed a moment ago holds its lock until the kernel
+    /// has ended it, longer on a loaded machine (finish right after `kill -9` was refused as
+    /// "being recorded right now"). A live holder is refused at once.
+    public static func hold(_ path: String, waitingForTheDying waiting: Double = 0) throws(MediaError) -> Int32? {
         let fd: Int32
         do { fd = try systemCall { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) } } catch {
             if error.rawValue == ENOENT { return nil }
@@ -25,13 +26,40 @@ public enum RecordingLock {
         }
         let deadline = monotonicNow() + waiting
         while !take(fd) {
-            guard monotonicNow() < deadline else {
+            var st = stat()
+            let holders = fstat(fd, &st) == 0 ? Self.holders(inode: UInt64(st.st_ino)) : []
+            guard monotonicNow() < deadline, !holders.isEmpty, holders.allSatisfy(Self.isDying) else {
                 close(fd)
                 throw .cannotWrite(path: path, reason: Self.heldReason)
             }
             usleep(50_000)
         }
         return fd
+    }
+
+    /// The processes holding a flock on the file with inode `inode`, from /proc/locks
+    /// ("1: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF"; waiters, marked "->", left out).
+    static func holders(inode: UInt64) -> [Int32] {
+        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count >= 6, fields[1] == "FLOCK", !line.contains("->"),
+                  fields[5].split(separator: ":").last.flatMap({ UInt64($0) }) == inode else { return nil }
+            return Int32(fields[4])
+        }
+    }
+
+    /// Killed or exiting: SIGKILL pending (for it or its group), the kernel's PF_EXITING flag,
+    /// a zombie, or gone.
+    static func isDying(_ pid: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+        let pending = status.split(separator: "\n").filter { $0.hasPrefix("SigPnd:") || $0.hasPrefix("ShdPnd:") }
+            .compactMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+        // The fields after the command's closing parenthesis: state, ppid, ..., flags (the 7th).
+        let after = stat.lastIndex(of: ")").map { stat[stat.index(after: $0)...].split(separator: " ") } ?? []
+        let state = after.first ?? "", flags = after.count > 6 ? UInt64(after[6]) ?? 0 : 0
+        return pending.contains { $0 & (1 << (UInt64(SIGKILL) - 1)) != 0 } || flags & 0x4 != 0 || state == "Z" || state == "X"
     }
 
     /// Whether another dualcam holds `path` now. A file that is there but cannot be opened to
