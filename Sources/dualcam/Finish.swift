@@ -93,9 +93,10 @@ struct Finish: ParsableCommand {
         guard (st.st_mode & S_IFMT) == S_IFREG else {
             throw Failure("\(rest) is not a regular file: move it away to finish \(file)")
         }
-        if try removedEmptyIntermediate(rest, size: Int64(st.st_size)) { return .removedEmpty }
-        let restLock = try RecordingLock.hold(rest, waitingForTheDying: Self.lockPatience)
+        let restLock = try Self.hold(rest)
         defer { if let restLock { close(restLock) } }
+        try Self.refuseWhileWritten(rest)
+        if try removedEmptyIntermediate(rest, size: Int64(st.st_size)) { return .removedEmpty }
         let info: Intermediate
         switch try Intermediate.read(rest) {
         case .none:
@@ -105,10 +106,9 @@ struct Finish: ParsableCommand {
             throw Failure("\(rest): its tag cannot be read (\(tag)): nothing was changed")
         case let .intermediate(read): info = read
         }
-        let held = OutputPath.entry(file) != nil ? try RecordingLock.hold(file, waitingForTheDying: Self.lockPatience) : nil
+        let held = OutputPath.entry(file) != nil ? try Self.hold(file) : nil
         defer { if let held { close(held) } }
         if try isJoinedAlready(info, rest: rest) { return .joined }
-        try Self.refuseWhileWritten(rest)
         if OutputPath.entry(file) != nil { try Self.refuseWhileWritten(file) }
         let (alone, missing) = try joinsAlone(info, rest: rest)
         let destination = output ?? file
@@ -158,7 +158,6 @@ struct Finish: ParsableCommand {
             throw Failure("\(file) is already finished with the frames of \(rest), which is left over: nothing to write "
                           + "(dualcam finish \(file) removes it)")
         }
-        try Self.refuseWhileWritten(rest)
         let removed = unlink(rest) == 0 ? "removed" : "not removed: \(String(cString: strerror(errno)))"
         printLine("\(file) is already finished with the frames of \(rest) (a stop came before it was removed): the leftover is \(removed)")
         return true
@@ -215,13 +214,10 @@ struct Finish: ParsableCommand {
     /// An intermediate a kill left before anything was written to it (0 bytes, or its header
     /// alone): it holds nothing, and is removed rather than refused as unreadable (finish and
     /// record pointed at each other, and only deleting it by hand got out). What FILE holds is
-    /// then finished as if it had none.
+    /// then finished as if it had none. Asked with its lock held, no other writer on it.
     private func removedEmptyIntermediate(_ rest: String, size: Int64) throws -> Bool {
         let empty = size == 0 || (Self.isEmptyTake(rest) && (try? MovFinalizer.videoPacketCount(rest, limit: 1)) ?? 0 == 0)
         guard empty else { return false }
-        guard let lock = try RecordingLock.hold(rest, waitingForTheDying: Self.lockPatience) else { return false }
-        defer { close(lock) }
-        try Self.refuseWhileWritten(rest)
         guard unlink(rest) == 0 else { throw Failure("\(rest) holds nothing but cannot be removed: \(String(cString: strerror(errno)))") }
         printLine("\(rest) held no frame (the take was stopped as it began): it is removed")
         return true
@@ -245,8 +241,12 @@ struct Finish: ParsableCommand {
             + "dualcam finish NEW.mov makes a take of what it holds"
     }
 
-    /// How long a take's lock is waited for: what a recording killed a moment ago takes to end.
+    /// How long a take's lock is waited for while its holder is dying: what a recording killed
+    /// a moment ago takes to end.
     static let lockPatience = 2.0
+
+    /// A take's (or its intermediate's) lock, as `RecordingLock.hold` takes it, waiting for a dying holder.
+    static func hold(_ path: String) throws -> Int32? { try RecordingLock.hold(path, waitingForTheDying: lockPatience) }
 
     /// Frames of the take's own file a kill may leave unwritten before its intermediate
     /// begins: the worker's queue (20) and what x265 holds, with room to spare.
@@ -295,7 +295,7 @@ struct Finish: ParsableCommand {
     /// A take killed before its first fragment was written is an empty file: nothing in it
     /// to finish (its cameras' own files, with --iso, may hold what was recorded).
     private func finishEmptyTake(intermediateSeen: Bool) throws -> Never {
-        if let held = try RecordingLock.hold(file, waitingForTheDying: Self.lockPatience) { close(held) }
+        if let held = try Self.hold(file) { close(held) }
         let cameras = output == nil ? try finishCameras() : []
         // A take whose frames all went to an intermediate that is not here looks the same.
         let away = !intermediateSeen && Intermediate.takeID(of: file) != nil && OutputPath.entry(Intermediate.path(for: file)) == nil
@@ -319,7 +319,7 @@ struct Finish: ParsableCommand {
         }
         let destination = output ?? file
         // A live recording's file is not taken from under it: it finishes it itself.
-        let held = try RecordingLock.hold(file, waitingForTheDying: Self.lockPatience)
+        let held = try Self.hold(file)
         defer { if let held { close(held) } }
         try Self.refuseWhileWritten(file)
         // In place only what dualcam recorded: another program's file is rewritten to a copy,
