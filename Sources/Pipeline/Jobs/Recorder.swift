@@ -156,7 +156,7 @@ package final class Recorder: Sendable {
                         keeping = try KeepingSink(file: opened, mode: plan.encode, metadata: plan.metadata, takeID: takeID,
                                                   intermediateThreads: plan.stagePlan.intermediateThreads,
                                                   catchUpDecoderThreads: StagePlan.decoderThreads(cpus: plan.stagePlan.cpus.wholeCPUs)) { [self] in
-                            noteIntermediate(from: $0)
+                            noteIntermediate(decidedAt: $0, from: $1)
                         }
                     } catch {
                         opened.remove()
@@ -211,17 +211,18 @@ package final class Recorder: Sendable {
     }
     static let intermediateRoomSeconds = 120.0
 
-    /// The line that says the take goes on in the intermediate.
-    private func noteIntermediate(from slot: Int) {
+    /// The line that says the take goes on in the intermediate: when the encoder was found
+    /// behind, and the first picture the intermediate holds (those it had not finished).
+    private func noteIntermediate(decidedAt slot: Int, from first: Int) {
         guard let file = plan.file else { return }
         let name = (Intermediate.path(for: file) as NSString).lastPathComponent
         if plan.encode == .after {
             event("every frame goes to \(name) (H.264), encoded to \(plan.video.codec.displayName) after the stop (--encode after)")
         } else {
-            event(String(format: "at %.2f s the %@ encoder fell behind real time: the take goes on in %@ (H.264, every frame kept); "
-                         + "the encoder works through it as fast as it can, and what it has not reached when the take stops is "
-                         + "encoded after the stop", Double(slot) / Double(plan.video.framesPerSecond),
-                         plan.video.codec.displayName, name))
+            let fps = Double(plan.video.framesPerSecond)
+            event(String(format: "at %.2f s the %@ encoder fell behind real time: the take goes on in %@ from %.2f s (H.264, every "
+                         + "frame kept); the encoder works through it as fast as it can, and what it has not reached when the take "
+                         + "stops is encoded after the stop", Double(slot) / fps, plan.video.codec.displayName, name, Double(first) / fps))
         }
     }
 

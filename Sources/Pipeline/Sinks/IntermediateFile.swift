@@ -48,7 +48,13 @@ final class IntermediateFile {
                                + "finish \(take) completes it; remove it to record anyway)")
     }
 
-    func write(frame: EncoderFrame, index: Int64) throws(MediaError) { try encoders.encode(frame, index: index, into: writer) }
+    /// Pictures given to it so far.
+    private(set) var picturesWritten = 0
+
+    func write(frame: EncoderFrame, index: Int64) throws(MediaError) {
+        try encoders.encode(frame, index: index, into: writer)
+        picturesWritten += 1
+    }
     func write(sound: SampleQueue, final: Bool) throws(MediaError) { try encoders.encode(from: sound, final: final, into: writer) }
 
     func finishWriting() throws(MediaError) {

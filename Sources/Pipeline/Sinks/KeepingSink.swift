@@ -34,8 +34,12 @@ final class KeepingSink: Sink {
     private let metadata: MovWriter.Metadata
     /// The take's identity, in its file's tag and the intermediate's.
     private let takeID: String
-    /// Told the slot the intermediate starts at.
-    private let onSwitch: (Int) -> Void
+    /// Told, as the switch is made and before any picture is written to the intermediate, the
+    /// slot that found no room and the slot the intermediate starts at (the first one the
+    /// encoder had not finished). Said later, after the pictures handed back were encoded, the
+    /// line came after the loop's "skipping frames" that the switch's own delay caused, and
+    /// named the earlier slot: "skipping at 1.67 s" before "fell behind at 0.00 s".
+    private let onSwitch: (_ decidedAt: Int, _ from: Int) -> Void
     /// The intermediate's encoder's threads.
     private let intermediateThreads: Int
     /// Encodes the intermediate's pictures into the take's file while the take goes on
@@ -47,7 +51,7 @@ final class KeepingSink: Sink {
     private let catchUpDecoderThreads: Int
 
     init(file: RecordingFile, mode: EncodeMode, metadata: MovWriter.Metadata, takeID: String, intermediateThreads: Int,
-         catchUpDecoderThreads: Int = 1, onSwitch: @escaping (Int) -> Void) throws(MediaError) {
+         catchUpDecoderThreads: Int = 1, onSwitch: @escaping (_ decidedAt: Int, _ from: Int) -> Void) throws(MediaError) {
         self.file = file
         self.intermediateThreads = intermediateThreads
         self.catchUpDecoderThreads = catchUpDecoderThreads
@@ -112,6 +116,7 @@ final class KeepingSink: Sink {
         let opened = try IntermediateFile(take: file.path, takeID: takeID, from: from, takeSettings: file.encoders.video.settings,
                                           audio: file.encoders.audio, metadata: metadata, threads: intermediateThreads)
         intermediate = opened
+        onSwitch(slot, from)
         if mode == .auto { startCatchUp(from: opened) }
         for item in handedBack {
             switch item {
@@ -120,7 +125,6 @@ final class KeepingSink: Sink {
             case .finish: break  // sent only once the queue is done, never before a switch
             }
         }
-        onSwitch(from)
     }
 
     /// From the intermediate's first picture on, its packets go to the catch-up too, which

@@ -1,0 +1,51 @@
+import Compositor
+import Foundation
+import MediaIO
+@testable import Pipeline
+import Testing
+
+/// The take's file while every frame is kept (`--encode auto`): the switch to the intermediate.
+@Suite(.timeLimit(.minutes(1))) struct KeepingSinkTests {
+    /// Sixty pictures offered at once to x265, which cannot take them that fast: the switch is
+    /// said for the slot that found no room (not the earlier slot the intermediate starts
+    /// from, which made "fell behind at 0.00 s" follow "skipping at 1.67 s"), once, before the
+    /// pictures handed back are written, and every picture from that first slot on is in the
+    /// intermediate.
+    @Test func theSwitchIsSaidForTheSlotThatFoundNoRoomBeforeTheHandedBackPicturesAreWritten() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let path = dir.path("take.mov")
+        var settings = VideoEncoderSettings()
+        settings.size = Size(width: 640, height: 360)
+        settings.inOrder = true
+        let takeID = Intermediate.newTakeID()
+        var metadata = MovWriter.Metadata()
+        metadata.comment = Intermediate.takeTag(takeID)
+        let file = try RecordingFile(path: path, overwrite: false, video: settings, metadata: metadata)
+        let frame = try EncoderFrame(size: settings.size)
+        try frame.prepareForWriting()
+        final class Held { weak var sink: KeepingSink? }
+        let held = Held()
+        var said: [(decidedAt: Int, from: Int, intermediatePictures: Int?)] = []
+        let sink = try KeepingSink(file: file, mode: .auto, metadata: MovWriter.Metadata(), takeID: takeID,
+                                   intermediateThreads: 1) { decidedAt, from in
+            said.append((decidedAt, from, held.sink?.intermediate?.picturesWritten))
+        }
+        held.sink = sink
+        var switchingWrite: Int?
+        for slot in 0..<60 {
+            frame.view.fill(y: UInt8(16 + slot * 3), u: 128, v: 128)
+            try sink.write(frame: frame, index: Int64(slot))
+            if switchingWrite == nil, sink.switchedAt != nil { switchingWrite = slot }
+        }
+        try sink.finishWriting()
+        let switched = try #require(switchingWrite, "x265 took 60 pictures of 640x360 offered at once without falling behind")
+        try #require(said.count == 1, "said \(said.count) times")
+        #expect(said[0].decidedAt == switched, "said for slot \(said[0].decidedAt); the write of slot \(switched) switched")
+        #expect(said[0].decidedAt >= KeepingSink.depth, "switched at \(said[0].decidedAt) with room for \(KeepingSink.depth)")
+        #expect(said[0].from <= said[0].decidedAt && sink.switchedAt == said[0].from)
+        #expect(said[0].intermediatePictures == 0, "said with \(said[0].intermediatePictures ?? -1) pictures in the intermediate")
+        let (packets, _) = try Probe.packets(Intermediate.path(for: path), stream: "v:0")
+        #expect(packets.count == 60 - said[0].from, "\(packets.count) pictures in the intermediate from slot \(said[0].from)")
+    }
+}
