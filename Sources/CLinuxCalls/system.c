@@ -31,6 +31,8 @@ int dc_link_descriptor(int fd, const char *to) {
     return linkat(AT_FDCWD, self, AT_FDCWD, to, AT_SYMLINK_FOLLOW);
 }
 
+int dc_open_folder_place(const char *path) { return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC); }
+
 int dc_bind_abstract(const char *name) {
     struct sockaddr_un address;
     size_t length = strlen(name);

@@ -17,21 +17,17 @@ enum CommandWord {
         dualcam <command> --help shows a command's options and examples; man dualcam the whole guide.
         """
 
-    /// An argument that is not UTF-8 (a Latin-1 file name): Swift's strings would turn its bytes
-    /// into U+FFFD, so `-o caf\xe9.mov` wrote another name than the one asked, and an input
-    /// was "not found". Refused, naming which.
-    static func checkEncoding() -> Failure? {
-        for i in 1..<Int(CommandLine.argc) {
-            guard let bytes = CommandLine.unsafeArgv[i], String(validatingCString: bytes) == nil else { continue }
-            return Failure("argument \(i) (\(CommandLine.arguments[i])) is not UTF-8: dualcam takes file names in UTF-8; "
-                           + "rename the file (convmv -f latin1 -t utf8) or link it under a UTF-8 name", code: 64)
+    /// The arguments as the program was given them, bytes (Swift's `CommandLine.arguments` has
+    /// turned those that are not UTF-8 into U+FFFD: `-o caf\xe9/take.mov` wrote elsewhere).
+    static func argumentBytes() -> [[UInt8]] {
+        (1..<Int(CommandLine.argc)).map { i in
+            guard let p = CommandLine.unsafeArgv[i] else { return [] }
+            return Array(UnsafeBufferPointer(start: p, count: strlen(p))).map { UInt8(bitPattern: $0) }
         }
-        return nil
     }
 
     /// A failure to leave with before parsing, or nil to parse.
     static func check(_ arguments: [String]) -> Failure? {
-        if let bad = checkEncoding() { return bad }
         guard let first = arguments.first, arguments != ["--"] else { return Failure(shortUsage, code: 2, prefixed: false) }
         // `help WORD`: the same answer for a WORD that is no command (the parser showed the
         // whole help, exit 0).

@@ -12,10 +12,14 @@ struct DualCam: ParsableCommand {
     /// help and 0). Nothing below here calls `exit`, so every `defer` on the way (the
     /// terminal's echo, a window, a camera) runs first.
     static func main() {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments: [String]
+        switch ByteFolders.arguments(CommandWord.argumentBytes()) {
+        case let .success(given): arguments = given
+        case let .failure(refusal): leave(Failure(refusal.description, code: 64))
+        }
         if let early = CommandWord.check(arguments) { leave(early) }
         var command: ParsableCommand
-        do { command = try parseAsRoot() } catch { exitForParser(error) }
+        do { command = try parseAsRoot(arguments) } catch { exitForParser(error) }
         do {
             try command.run()
         } catch let failure as Failure {

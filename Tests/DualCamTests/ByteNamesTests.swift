@@ -13,6 +13,42 @@ import Testing
     }
 }
 
+@Suite(.timeLimit(.minutes(1))) struct ByteFoldersTests {
+    /// An argument through a folder named in Latin-1 reaches its file through the opened
+    /// folder, and what is shown puts the folder back as given; a file's own name that is not
+    /// UTF-8, or a folder that is not there, is the reason given.
+    @Test func aFolderNamedInBytesIsReachedAndShownAsGiven() throws {
+        let dir = try TempDir()
+        let folder = Array(dir.url.path.utf8) + Array("/caf".utf8) + [0xE9]
+        try #require((folder + [0]).withUnsafeBufferPointer { p in
+            p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: p.count) { mkdir($0, 0o755) } } == 0)
+        let given = folder + Array("/take.mov".utf8)
+        let arguments = try ByteFolders.arguments([Array("compose".utf8), given, Array("--output=".utf8) + given]).get()
+        #expect(arguments[0] == "compose" && arguments[1].hasPrefix("/proc/\(getpid())/fd/") && arguments[1].hasSuffix("/take.mov"))
+        #expect(arguments[2].hasPrefix("--output=/proc/"), "\(arguments[2])")
+        try "made".write(toFile: arguments[1], atomically: false, encoding: .utf8)
+        // Into the one folder there (a name from the String would have made "caf\u{FFFD}").
+        #expect(dir.contents.count == 1 && (try? String(contentsOfFile: arguments[1], encoding: .utf8)) == "made")
+        let shown = ByteFolders.shown("wrote \(arguments[1]): ok")
+        #expect(shown == "wrote \(dir.url.path)/caf\\xE9/take.mov: ok", "\(shown)")
+        let ownName = ByteFolders.arguments([Array("caf".utf8) + [0xE9] + Array(".mov".utf8)])
+        #expect(ownName.failure?.description.contains("names a file whose own name is not UTF-8") == true)
+        let missing = ByteFolders.arguments([given, folder + [0xFF] + Array("/x.mov".utf8)])
+        #expect(missing.failure?.argument == 2 && missing.failure?.description.contains("caf\\xE9\\xFF cannot be opened") == true,
+                "\(String(describing: missing.failure))")
+    }
+
+    @Test func bytesThatAreNotUTF8AreShownAsEscapes() {
+        #expect(ByteFolders.escaped(Array("café".utf8)) == "café")
+        #expect(ByteFolders.escaped([0x61, 0xE9, 0x62, 0xC3]) == "a\\xE9b\\xC3")
+        #expect(ByteFolders.escaped([0xF0, 0x9F, 0x8E, 0xA5, 0x80]) == "🎥\\x80")
+    }
+}
+
+private extension Result {
+    var failure: Failure? { if case let .failure(f) = self { f } else { nil } }
+}
+
 extension RecordTests {
     /// In a folder whose name is not UTF-8 (Latin-1 "café"), with names relative to it, every
     /// command works: compose, record --iso, relayout, finish of a killed take (each said
@@ -47,5 +83,43 @@ extension RecordTests {
             let probed = try shell(inFolder + "ffprobe -v error -show_entries stream=codec_name -of csv=p=0 " + file)
             #expect(probed.status == 0 && probed.stdout.contains("hevc"), "\(file): \(probed.stderr)")
         }
+    }
+
+    /// The same commands given names through that folder from elsewhere (each argument was
+    /// refused: Swift's strings had turned its bytes into U+FFFD), and what they say names the
+    /// folder as given (\xE9), never the descriptor it is reached through.
+    @Test(.timeLimit(.minutes(2)))
+    func everyCommandTakesNamesThroughAFolderWhoseNameIsNotUTF8() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        func shell(_ script: String) throws -> RunResult {
+            try run("/bin/sh", ["-c", "D=\"$1/$(printf 'caf\\351')\"; cd / && " + script, "sh", dir.url.path, Env.dualcam,
+                                Reference.back, Reference.front])
+        }
+        let made = try shell("mkdir \"$D\" && cp \"$3\" \"$D/back.mp4\" && cp \"$4\" \"$D/front.mkv\"")
+        try #require(made.status == 0, "\(made.stderr)")
+        let steps = [
+            "\"$2\" compose \"$D/back.mp4\" \"$D/front.mkv\" --output=\"$D/c.mov\" --size 320x180",
+            "\"$2\" record --back \"$D/back.mp4\" --front \"$D/front.mkv\" --iso --duration 1 --audio back --size 320x180 "
+                + "--skip-speed-check -o \"$D/r.mov\"",
+            "\"$2\" relayout \"$D/r.mov\" -o \"$D/rl.mov\" --size 320x180",
+            "{ \"$2\" record --back \"$D/back.mp4\" --duration 3 --audio none --size 320x180 --skip-speed-check -o \"$D/k.mov\" & "
+                + "p=$!; sleep 1.5; kill -9 $p; wait $p; \"$2\" finish \"$D/k.mov\"; }",
+        ]
+        let shownFolder = dir.url.path + "/caf\\xE9/"
+        for step in steps {
+            let r = try shell(step)
+            #expect(r.status == 0 && r.stdout.contains(shownFolder) && !(r.stdout + r.stderr).contains("/proc/"),
+                    "\(step): \(r.status) \(r.stdout) \(r.stderr)")
+        }
+        let listed = try shell("ls \"$D\"")
+        #expect(Set(listed.stdout.split(separator: "\n")) == ["back.mp4", "front.mkv", "c.mov", "r.mov", "r.back.mov", "r.front.mov",
+                                                              "r.dualcam.json", "rl.mov", "k.mov"], "\(listed.stdout)")
+        let again = try shell("\"$2\" compose \"$D/back.mp4\" \"$D/front.mkv\" -o \"$D/c.mov\"")
+        #expect(again.status == 1 && again.stderr == "dualcam: \(shownFolder)c.mov: already exists (use --overwrite to replace it)\n",
+                "\(again.stderr)")
+        let ownName = try shell("\"$2\" compose \"$D/back.mp4\" \"$D/front.mkv\" -o \"$D/$(printf '\\351').mov\"")
+        #expect(ownName.status == 64 && ownName.stderr.split(separator: "\n").count == 1
+                && ownName.stderr.contains("names a file whose own name is not UTF-8"), "\(ownName.stderr)")
     }
 }

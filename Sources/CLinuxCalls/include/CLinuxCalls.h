@@ -17,6 +17,10 @@ int dc_open_unnamed(const char *folder, mode_t mode);
  * /proc/self/fd/N, which needs no privilege, unlike AT_EMPTY_PATH. */
 int dc_link_descriptor(int fd, const char *to);
 
+/* The folder `path` open as a place only (O_PATH | O_DIRECTORY | O_CLOEXEC): names under
+ * /proc/PID/fd/N then reach into it. */
+int dc_open_folder_place(const char *path);
+
 /* Binds a Unix socket to `name` in the abstract namespace (no file: it goes away with the last
  * descriptor, so with the process however it ends) and returns it; -1 with EADDRINUSE when
  * another socket has that name. A lock on a name that needs nothing on disk. */
