@@ -7,7 +7,7 @@ extension CrashSafetyTests {
     /// it gives some: every path ends in a whole take (or, with nothing recorded, in saying
     /// so), and no advice leads back to a command already run (an attacker's trial went round
     /// in a circle: "finish killed.mov -o NEW.mov" -> "finish killed.mov" -> ...).
-    @Test(.timeLimit(.minutes(4)))
+    @Test(.timeLimit(.minutes(5)))
     func everyStateAKillLeavesIsFinished() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
@@ -62,6 +62,24 @@ extension CrashSafetyTests {
         let alone = try dualcam(["finish", first, "-o", dir.path("alone.mov")])
         let aloneFrames = alone.status == 0 ? try Self.decoded(dir.path("alone.mov")).frames : 0
         #expect(alone.status == 0 && aloneFrames >= 15, "\(aloneFrames) frames: \(alone.stderr)")
+
+        // Killed as its encoder fell behind (x265 veryslow at 1280x720 does within a second), at
+        // the line that says so and half a second later: the take is made of what its own file
+        // and the intermediate hold, and at most the last second before the kill is missing.
+        let switching = ["record", "--back", camera, "--audio", "none", "--size", "1280x720", "--preset", "veryslow",
+                         "--skip-speed-check", "--duration", "20"]
+        for after in [0.0, 0.5] {
+            let switched = dir.path("switched-\(after).mov")
+            let (p, said) = try Self.started(switching + ["-o", switched], until: "fell behind")
+            if after > 0 { Thread.sleep(forTimeInterval: after) }
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            let line = said()
+            let decided = try #require(line.firstMatch(of: /at ([0-9.]+) s the HEVC encoder fell behind/).flatMap { Double($0.1) },
+                                       "the switch was not reached (the encoder kept up with veryslow 1280x720 here): \(line)")
+            let recorded = decided + after
+            try Self.finishFollowingAdvice(switched, frames: max(0, Int(((recorded - 1) * 30).rounded(.up)))...Int((recorded + 1) * 30))
+        }
 
         // Finished right after the kill, while the recording may still be ending and holding its
         // lock: finish waits for a dying holder (a live one is refused at once,
