@@ -22,6 +22,11 @@ from /dev/null, no display. Every run must end in one of:
     `dualcam:` lines (its log), the last being the error;
   - after any non-zero exit the folder is as it was before the run (empty, or the existing
     file or folder the case made, untouched).
+With `--iso`, a take's camera files (TAKE.back.mov, TAKE.front.mov) and its TAKE.dualcam.json may
+be added beside it on exit 0, and each camera file plays. Some record cases write onto a
+tmpfs of 48 kB to 40 MB (mounting it needs root; without it they run on the ordinary disk and the
+summary says how many, a failure when DUALCAM_REQUIRE_ALL is set): there an exit 1 may leave
+what was recorded if its last line says where the take is kept, and every movie left plays.
 No signal, no hang (TIMEOUT), no other exit code. A `-o -` output must either go to stdout
 as a file ffprobe reads, with nothing in the folder, or be refused as above.
 
@@ -146,6 +151,8 @@ class Case:
         self.rotate = 0
         self.back_duration = None
         self.rate = 30
+        self.iso = False
+        self.disk_kb = None    # a tmpfs of this many kB as the run's folder
 
     def add(self, rng, option, value):
         """--option VALUE, as --option=VALUE now and then (always for a value that looks like an option)."""
@@ -333,6 +340,12 @@ def record_case(index, rng, inputs, durations):
     case.add(rng, "control", pick(rng, "control", mode) if rng.random() < 0.1 else None)
     if rng.random() < 0.15:
         case.args.append("--swap")
+    if rng.random() < 0.25:
+        case.args.append("--iso")
+        case.iso = True
+    if rng.random() < 0.12:
+        # From too small for the take's first second (its files are small: at most 2 s) to roomy.
+        case.disk_kb = rng.choice([48, 96, 192, 384, 768, 1536, 3072, 40960])
     case.args.append("--skip-speed-check")
     return case
 
@@ -416,6 +429,9 @@ def repro_line(dualcam, case):
         else:
             words.append(shlex.quote(a))
     steps.append('HOME="$(mktemp -d)" ' + " ".join(words) + " </dev/null")
+    if case.disk_kb:
+        return (f'(d="$(mktemp -d)" && mount -t tmpfs -o size={case.disk_kb}k tmpfs "$d" && cd "$d" && '
+                + " && ".join(steps) + ")")
     return '(cd "$(mktemp -d)" && ' + " && ".join(steps) + ")"
 
 
@@ -490,6 +506,12 @@ def one_run(args, case):
     work, home = os.path.join(parent, "out"), os.path.join(parent, "home")
     os.makedirs(work)
     os.makedirs(home)
+    mounted = False
+    if case.disk_kb:
+        mount = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={case.disk_kb}k", "tmpfs", work], capture_output=True)
+        mounted = mount.returncode == 0
+        if not mounted:
+            NOT_MOUNTED.append(case.index)
     try:
         for item in case.setup:
             if item[0] == "dir":
@@ -525,13 +547,49 @@ def one_run(args, case):
             return check_failure(case, rc, lines, before, after, work, out, err, args)
         return check_success(case, lines, before, after, work, out, err, args, took)
     finally:
+        if mounted:
+            subprocess.run(["umount", "-l", work], capture_output=True)
         shutil.rmtree(parent, ignore_errors=True)
+
+
+NOT_MOUNTED = []    # the small-disk cases that ran on the ordinary disk
+SMALL_DISK_ISO_WRITTEN = []  # --iso on a small disk, exit 0
+
+
+def companions(target):
+    """The files --iso writes beside a take named target."""
+    base = target[:-4] if target.lower().endswith(".mov") else target
+    return [base + ".back.mov", base + ".front.mov", base + ".dualcam.json"]
+
+
+def unplayable(work, names):
+    """Those of the movies among names (relative to work) that ffprobe cannot read a picture of."""
+    bad = []
+    for name in names:
+        if not name.lower().endswith(".mov"):
+            continue
+        p = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
+                            "stream=nb_read_packets", "-of", "csv=p=0", os.path.join(work, name)], capture_output=True, text=True)
+        # "36," with a rotation: the side data is a column of its own.
+        count = re.match(r"\s*(\d+)", p.stdout)
+        if p.returncode != 0 or not count or int(count.group(1)) == 0:
+            bad.append(name)
+    return bad
 
 
 def check_failure(case, rc, lines, before, after, work, out, err, args):
     if rc not in (1, 2, 64):
         return result(case, "exit-code", f"exit {rc}: {lines[-3:]}", None, work, out, err, args)
     message = lines[0] if rc in (2, 64) and lines else (lines[-1] if lines else "")
+    if after != before and case.disk_kb and rc == 1 and lines and "kept" in lines[-1]:
+        # A full disk: what was recorded stays, and says where.
+        added = sorted(set(after) - set(before))
+        hidden = [k for k in added if os.path.basename(k.rstrip("/")).startswith(".")]
+        bad = unplayable(work, added)
+        if hidden or bad:
+            return result(case, "leftover", f"disk full: hidden {hidden}, not playing {bad}; stderr {lines[-2:]}",
+                          message, work, out, err, args)
+        return result(case, "kept-when-full", None, message, work, out, err, args)
     if after != before:
         changed = sorted(k for k in set(after) | set(before) if after.get(k) != before.get(k))
         hidden = [k for k in changed if os.path.basename(k.rstrip("/")).startswith(".")]
@@ -579,7 +637,9 @@ def check_success(case, lines, before, after, work, out, err, args, took):
         target = os.path.normpath(case.output.replace(OUT, work))
         target = os.path.relpath(target, work) if os.path.isabs(target) else target
     allowed = {target} | ({target.split("/")[0] + "/"} if target and "/" in target else set())
-    unexpected = [k for k in added if k not in allowed] + [k for k in changed if k != target]
+    if case.iso and target:
+        allowed |= set(companions(target))
+    unexpected = [k for k in added if k not in allowed] + [k for k in changed if k not in allowed]
     if target is not None and os.path.isdir(os.path.join(work, target)):
         return result(case, "bad-output", f"exit 0 but {case.output!r} is a folder", None, work, out, err, args)
     if target is None or target not in after or unexpected:
@@ -589,6 +649,11 @@ def check_success(case, lines, before, after, work, out, err, args, took):
     bad = check_movie(case, os.path.join(work, target), target)
     if bad:
         return result(case, *bad, None, work, out, err, args)
+    cameras = [k for k in added if case.iso and k in companions(target)]
+    if case.disk_kb and case.iso:
+        SMALL_DISK_ISO_WRITTEN.append(case.index)
+    if unplayable(work, cameras):
+        return result(case, "bad-output", f"--iso: {unplayable(work, cameras)} do not play", None, work, out, err, args)
     text = out.decode(errors="replace")
     if "json" in case.flags:
         try:
@@ -686,9 +751,15 @@ def main():
             print(f"(the generated clips these lines use are kept in {sources})")
     elif not args.keep:
         shutil.rmtree(sources, ignore_errors=True)
+    print(f"options fuzz: --iso on a small disk written {len(SMALL_DISK_ISO_WRITTEN)} times; "
+          + f"{counts.get('kept-when-full', 0)} small-disk runs filled it and kept the take")
+    if NOT_MOUNTED:
+        print(f"options fuzz: {len(NOT_MOUNTED)} small-disk cases ran on the ordinary disk (mounting a tmpfs needs root)")
     print(f"options fuzz: {total} runs, {len(errors)} distinct errors, {len(failures)} failed")
     if total == 0:
         sys.exit("options fuzz: no run was made")
+    if NOT_MOUNTED and os.environ.get("DUALCAM_REQUIRE_ALL"):
+        sys.exit("options fuzz: DUALCAM_REQUIRE_ALL is set and the small disks could not be mounted")
     sys.exit(1 if failures else 0)
 
 
