@@ -242,11 +242,18 @@ struct Finish: ParsableCommand {
     }
 
     /// How long a take's lock is waited for while its holder is dying: what a recording killed
-    /// a moment ago takes to end.
-    static let lockPatience = 2.0
+    /// or stopped a moment ago takes to end. Its memory is given back by its last thread, an
+    /// encoder's below normal priority: beside three busy loops a record stopped during the
+    /// encoding after the stop took 1.9-6.2 s to end, and a finish run as it said so was
+    /// refused at 2 s. A dying process always ends; only one stuck in the kernel outlasts this.
+    static let lockPatience = 30.0
 
     /// A take's (or its intermediate's) lock, as `RecordingLock.hold` takes it, waiting for a dying holder.
-    static func hold(_ path: String) throws -> Int32? { try RecordingLock.hold(path, waitingForTheDying: lockPatience) }
+    static func hold(_ path: String) throws -> Int32? {
+        try RecordingLock.hold(path, waitingForTheDying: lockPatience) { pid in
+            say("waiting for the dualcam that held \(path) (pid \(pid)) to end")
+        }
+    }
 
     /// Frames of the take's own file a kill may leave unwritten before its intermediate
     /// begins: the worker's queue (20) and what x265 holds, with room to spare.
@@ -288,6 +295,16 @@ struct Finish: ParsableCommand {
                 try finish(camera, into: nil, overwrite: false)
                 finished.append(camera)
             }
+        }
+        // The take renamed after the kill: its camera files kept the old name.
+        let elsewhere = identity.map { IsoFiles.underAnOldName(of: file, takeID: $0) } ?? []
+        for camera in elsewhere.map(\.file) where (try? MovAtoms.isFragmented(camera)) == true {
+            try finish(camera, into: nil, overwrite: false)
+            finished.append(camera)
+        }
+        if !elsewhere.isEmpty {
+            say("\(elsewhere.map(\.file).joined(separator: " and ")) are this take's cameras' own files under its old name; "
+                + "relayout finds them once renamed: \(IsoFiles.renaming(elsewhere, take: file))")
         }
         return finished
     }

@@ -18,19 +18,26 @@ public enum RecordingLock {
     /// dying (killed, exiting): a recording killed a moment ago holds its lock until the kernel
     /// has ended it, longer on a loaded machine (finish right after `kill -9` was refused as
     /// "being recorded right now"). A live holder is refused at once.
-    public static func hold(_ path: String, waitingForTheDying waiting: Double = 0) throws(MediaError) -> Int32? {
+    /// `saying` is told once, when it has waited a second, which process it waits for.
+    public static func hold(_ path: String, waitingForTheDying waiting: Double = 0,
+                            saying: ((Int32) -> Void)? = nil) throws(MediaError) -> Int32? {
         let fd: Int32
         do { fd = try systemCall { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) } } catch {
             if error.rawValue == ENOENT { return nil }
             throw .system(path: path, writing: false, errno: error)
         }
-        let deadline = monotonicNow() + waiting
+        let start = monotonicNow()
+        var said = false
         while !take(fd) {
             var st = stat()
             let holders = fstat(fd, &st) == 0 ? Self.holders(inode: UInt64(st.st_ino)) : []
-            guard monotonicNow() < deadline, !holders.isEmpty, holders.allSatisfy(Self.isDying) else {
+            guard monotonicNow() < start + waiting, !holders.isEmpty, holders.allSatisfy(Self.isDying) else {
                 close(fd)
                 throw .cannotWrite(path: path, reason: Self.heldReason)
+            }
+            if !said, monotonicNow() > start + 1, let saying {
+                said = true
+                saying(holders[0])
             }
             usleep(50_000)
         }
