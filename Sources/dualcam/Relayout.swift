@@ -48,6 +48,10 @@ struct Relayout: ParsableCommand {
         let back = IsoFiles.path(for: take, role: "back"), front = IsoFiles.path(for: take, role: "front")
         guard FileManager.default.fileExists(atPath: take) else { throw Failure("\(take): No such file or directory") }
         guard FileManager.default.fileExists(atPath: back) else {
+            if let id = Intermediate.takeID(of: take), case let moves = IsoFiles.underAnOldName(of: take, takeID: id), !moves.isEmpty {
+                throw Failure("\(take)'s cameras' own files are under its old name (\(moves.map(\.file).joined(separator: ", "))): "
+                              + "\(IsoFiles.renaming(moves, take: take)) lets relayout find them")
+            }
             throw Failure("\(take) has no cameras' own files beside it (\((back as NSString).lastPathComponent)): record with --iso to lay a take out again")
         }
         guard FileManager.default.fileExists(atPath: front) else {

@@ -52,7 +52,8 @@ enum Interruption {
 
     /// A job that is all one step (`finish`): any stop signal ends it at once, saying `message`.
     static func exitAtOnce(saying message: String) {
-        exitMessage = signalSafeText(message)
+        // Cleared first on a terminal, as `busyMessage` is: it came glued to the progress line.
+        exitMessage = signalSafeText(message, clear: TerminalLine.shared.enabled ? "\r\u{1B}[K" : "")
         exitsAtOnce.store(true, ordering: .releasing)
     }
 

@@ -113,7 +113,7 @@ import Testing
 
     /// A take's file at `path` as a recording makes it (its identity in its tag), and a frame
     /// of its size to paint.
-    private static func take(_ path: String, _ settings: VideoEncoderSettings) throws -> (RecordingFile, EncoderFrame, String) {
+    static func take(_ path: String, _ settings: VideoEncoderSettings) throws -> (RecordingFile, EncoderFrame, String) {
         let takeID = Intermediate.newTakeID()
         var metadata = MovWriter.Metadata()
         metadata.comment = Intermediate.takeTag(takeID)

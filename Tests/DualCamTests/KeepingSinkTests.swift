@@ -18,12 +18,7 @@ import Testing
         var settings = VideoEncoderSettings()
         settings.size = Size(width: 640, height: 360)
         settings.inOrder = true
-        let takeID = Intermediate.newTakeID()
-        var metadata = MovWriter.Metadata()
-        metadata.comment = Intermediate.takeTag(takeID)
-        let file = try RecordingFile(path: path, overwrite: false, video: settings, metadata: metadata)
-        let frame = try EncoderFrame(size: settings.size)
-        try frame.prepareForWriting()
+        let (file, frame, takeID) = try IntermediateJoinTests.take(path, settings)
         final class Held { weak var sink: KeepingSink? }
         let held = Held()
         var said: [(decidedAt: Int, from: Int, intermediatePictures: Int?)] = []

@@ -157,3 +157,34 @@ extension CrashSafetyTests {
         }
     }
 }
+
+extension CrashSafetyTests {
+    /// An --iso take killed and then renamed: its camera files keep the old name. finish
+    /// finishes them too and says how to name them for relayout, and relayout says the same
+    /// (it said the take had no camera files: "record with --iso"), and lays the take out once
+    /// they are renamed as said.
+    @Test(.timeLimit(.minutes(2)))
+    func aRenamedIsoTakesCameraFilesAreFinishedAndNamed() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let camera = try Self.camera(in: dir)
+        let old = dir.path("t.mov"), renamed = dir.path("t-renamed.mov")
+        try Self.killed(["record", "--back", camera, "--front", Reference.front, "--iso", "--audio", "none", "--size", "320x180",
+                         "--skip-speed-check", "--duration", "20", "-o", old], when: "recording to", after: 2)
+        try FileManager.default.moveItem(atPath: old, toPath: renamed)
+        let moves = "mv \(dir.path("t.back.mov")) \(dir.path("t-renamed.back.mov")); mv \(dir.path("t.front.mov")) "
+            + dir.path("t-renamed.front.mov")
+        let before = try dualcam(["relayout", renamed, "-o", dir.path("x.mov"), "--size", "320x180"])
+        #expect(before.status == 1 && before.stderr.contains(moves + " lets relayout find them"), "\(before.stderr)")
+        let f = try dualcam(["finish", renamed])
+        #expect(f.status == 0 && f.stderr.contains("relayout finds them once renamed: " + moves), "\(f.stderr)")
+        for role in ["back", "front"] {
+            #expect(try Self.topLevel(dir.path("t.\(role).mov")).first { $0 == "moof" } == nil, "t.\(role).mov is still fragmented")
+        }
+        let moved = try run("/bin/sh", ["-c", moves])
+        try #require(moved.status == 0, "\(moved.stderr)")
+        let after = try dualcam(["relayout", renamed, "-o", dir.path("x.mov"), "--size", "320x180"])
+        #expect(after.status == 0, "\(after.stderr)")
+        #expect(try Self.decoded(dir.path("x.mov")).frames >= 30)
+    }
+}

@@ -79,7 +79,7 @@ public enum MovFinalizer {
             result.result.videoSeconds = max(result.result.videoSeconds, Double(join.endSlot) / Double(join.info.settings.framesPerSecond))
         }
         guard result.result.videoFrames > 0 else {
-            throw .damaged(path: reportedPath, reason: "no complete video frame to keep")
+            throw .damaged(path: source, reason: "no complete video frame to keep")
         }
         try output.finish()
         return result.result
@@ -131,7 +131,7 @@ public enum MovFinalizer {
                 if rc == dc_averror_eof() { break }
                 let at = input.pointer.pointee.pb.map { avio_tell($0) } ?? 0
                 if let last = lastFragmentOffset(source), at >= last { break }
-                throw .damaged(path: reportedPath, reason: "cannot read past byte \(at) (\(averrorText(rc))): "
+                throw .damaged(path: source, reason: "cannot read past byte \(at) (\(averrorText(rc))): "
                                + "the fragmented file is kept as it is")
             }
             defer { packet.unref() }
@@ -169,7 +169,7 @@ public enum MovFinalizer {
             // told nothing: there the fragment itself is what could not be read.
             let damage = later == readUpTo ? "the fragment at byte \(later) could not be read"
                 : "a damaged box ends the reading at byte \(readUpTo), before the fragment at byte \(later)"
-            throw .damaged(path: reportedPath, reason: damage + ": the fragmented file is kept as it is")
+            throw .damaged(path: source, reason: damage + ": the fragmented file is kept as it is")
         }
         copied.result.videoSeconds = Double(videoEnd) * av_q2d(videoTimeBase)
         return copied

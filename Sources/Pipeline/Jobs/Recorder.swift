@@ -215,7 +215,8 @@ package final class Recorder: Sendable {
     /// behind, and the first picture the intermediate holds (those it had not finished).
     private func noteIntermediate(decidedAt slot: Int, from first: Int) {
         guard let file = plan.file else { return }
-        let name = (Intermediate.path(for: file) as NSString).lastPathComponent
+        // Named as the take is (a folder given, a folder shown), as every other line names it.
+        let name = Intermediate.path(for: file)
         if plan.encode == .after {
             event("every frame goes to \(name) (H.264), encoded to \(plan.video.codec.displayName) after the stop (--encode after)")
         } else {

@@ -247,6 +247,28 @@ public enum IsoFiles {
 
     /// TAKE.dualcam.json: which files, and the swaps.
     public static func sidecar(for output: String) -> String { stem(of: output) + ".dualcam.json" }
+
+    /// The camera files beside `take` that carry its identity under another take's name (the
+    /// take renamed after a kill: its camera files keep the old name), with the names they
+    /// would have beside it as it is now called.
+    public static func underAnOldName(of take: String, takeID: String) -> [(file: String, wanted: String)] {
+        ["back", "front"].flatMap { role -> [(file: String, wanted: String)] in
+            let wanted = path(for: take, role: role)
+            guard OutputPath.entry(wanted) == nil else { return [] }
+            return Intermediate.companions(of: takeID, besides: take, intermediates: false)
+                .filter { $0.hasSuffix(".\(role).mov") }.prefix(1).map { ($0, wanted) }
+        }
+    }
+
+    /// "mv OLD NEW; ..." for `moves`, with the old name's sidecar when the take has none.
+    public static func renaming(_ moves: [(file: String, wanted: String)], take: String) -> String {
+        var all = moves
+        if let first = moves.first, let role = ["back", "front"].first(where: { first.file.hasSuffix(".\($0).mov") }) {
+            let old = String(first.file.dropLast(".\(role).mov".count)) + ".dualcam.json"
+            if OutputPath.entry(old) != nil, OutputPath.entry(sidecar(for: take)) == nil { all.append((old, sidecar(for: take))) }
+        }
+        return all.map { "mv \($0.file) \($0.wanted)" }.joined(separator: "; ")
+    }
 }
 
 extension OutputRequest {
