@@ -21,6 +21,10 @@ int dc_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
 
+int dc_rename_exchange(const char *a, const char *b) {
+    return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+}
+
 int dc_open_unnamed(const char *folder, mode_t mode) {
     return open(folder, O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
 }

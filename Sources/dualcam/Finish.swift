@@ -51,7 +51,11 @@ struct Finish: ParsableCommand {
                                                           ?? " that leads nowhere: there is no recording to finish"))
         }
         let intermediate = try finishWithIntermediate()
-        if intermediate == .joined { return }
+        if intermediate == .joined {
+            // Its cameras' own files too (an --iso take's were left fragmented until a second finish).
+            if output == nil { try finishCameras() }
+            return
+        }
         var st = stat()
         if stat(file, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR { throw Failure("\(file) is a folder, not a recording") }

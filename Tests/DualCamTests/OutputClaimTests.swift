@@ -153,3 +153,37 @@ extension CrashSafetyTests {
         }
     }
 }
+
+/// Replacing the caller's own file at OUT (`finish` in place): that file alone.
+@Suite(.timeLimit(.minutes(1))) struct OwnFileReplacementTests {
+    /// The take is replaced by its finished file, and nothing is left beside it; when another
+    /// file was moved over the take meanwhile, that file stays and the finished one is kept
+    /// at TAKE.rescued.mov, the error saying so (the other file was replaced, exit 0).
+    @Test(arguments: [false, true])
+    func onlyTheFileHeldIsReplaced(movedOver: Bool) throws {
+        let dir = try TempDir()
+        let take = dir.path("t.mov")
+        try Data("the fragmented take".utf8).write(to: URL(fileURLWithPath: take))
+        let held = open(take, O_RDONLY)
+        defer { close(held) }
+        let output = try AtomicOutput(destination: take, overwrite: true, holding: held)
+        try #require(write(output.descriptor, "the finished take", 17) == 17)
+        if movedOver {
+            try Data("another program's movie".utf8).write(to: URL(fileURLWithPath: dir.path("other.mov")))
+            try #require(rename(dir.path("other.mov"), take) == 0)
+        }
+        var failure: MediaError?
+        do { try output.commit() } catch { failure = error }
+        let atTake = try String(contentsOfFile: take, encoding: .utf8)
+        if movedOver {
+            #expect(atTake == "another program's movie")
+            #expect(try String(contentsOfFile: dir.path("t.rescued.mov"), encoding: .utf8) == "the finished take")
+            #expect(failure?.description.contains("the finished take is at \(dir.path("t.rescued.mov"))") == true,
+                    "\(String(describing: failure))")
+            #expect(dir.contents.sorted() == ["t.mov", "t.rescued.mov"])
+        } else {
+            #expect(failure == nil && atTake == "the finished take")
+            #expect(dir.contents == ["t.mov"])
+        }
+    }
+}

@@ -9,6 +9,9 @@
 /* rename(2) that fails with EEXIST rather than replace `to` (renameat2 RENAME_NOREPLACE). */
 int dc_rename_noreplace(const char *from, const char *to);
 
+/* Exchanges the files at `a` and `b` in one step (renameat2 RENAME_EXCHANGE): both must exist. */
+int dc_rename_exchange(const char *a, const char *b);
+
 /* A new regular file in `folder` with no name (O_TMPFILE), open for reading and writing, the
  * mode as open(2) gives it (the umask applied by the kernel); linkable by dc_link_descriptor. */
 int dc_open_unnamed(const char *folder, mode_t mode);

@@ -79,7 +79,11 @@ public final class AtomicOutput {
             }
             named = true
         }
-        try claim.place(temporaryPath)
+        do { try claim.place(temporaryPath) } catch {
+            // Kept under a name of its own (the error says which): not to be removed.
+            if claim.keptElsewhere != nil { committed = true }
+            throw error
+        }
         committed = true
     }
 }

@@ -25,6 +25,11 @@ public final class OutputClaim {
     /// The file found at OUT, open to hold its lock; -1 when there is none to hold (nothing
     /// there, a symbolic link, or the caller's own file).
     private var lockedFD: Int32 = -1
+    /// The caller's own file stood at OUT when claimed (`finish` in place, a recording's end):
+    /// that file alone may be replaced (`placeOverOwn`).
+    private var replacesOwnOnly = false
+    /// Where the new file was left when OUT had become another file: it is not to be removed.
+    public private(set) var keptElsewhere: String?
 
     /// Claims OUT: refuses a folder, anything at all (a dangling link too) unless `overwrite`,
     /// and a file another dualcam writes. `holding` is a descriptor of the caller's own that
@@ -43,7 +48,10 @@ public final class OutputClaim {
         if (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotWrite(path: path, reason: "is a directory") }
         guard overwrite else { throw .outputExists(path: path) }
         found = (UInt64(st.st_dev), UInt64(st.st_ino))
-        if let own, Self.identity(of: own).map({ $0 == found! }) == true { return }
+        if let own, Self.identity(of: own).map({ $0 == found! }) == true {
+            replacesOwnOnly = true
+            return
+        }
         switch st.st_mode & S_IFMT {
         case S_IFREG: lockedFD = try Self.lock(path)
         case S_IFLNK: break  // replaced as a link: what it points to is not written
@@ -114,6 +122,7 @@ public final class OutputClaim {
     /// nothing is ever replaced; with it, what stood at OUT when claimed, or what came since
     /// if no other dualcam holds it.
     public func place(_ name: String) throws(MediaError) {
+        if replacesOwnOnly { return try placeOverOwn(name) }
         for _ in 0..<3 {
             var st = stat()
             guard lstat(path, &st) == 0 else {
@@ -140,6 +149,40 @@ public final class OutputClaim {
     private func finished() {
         release()
         DurableFile.syncFolder(of: path)
+    }
+
+    /// Replaces the caller's own file at OUT, and nothing else: the two are exchanged in one
+    /// step and what came back is looked at; if it is not the caller's file (another moved
+    /// over the take while it was finished, or a linked folder was pointed elsewhere), it is
+    /// put back and the new file keeps a name of its own beside it. A rename after a check
+    /// replaced whatever had the name by then (an attacker's movie, exit 0).
+    private func placeOverOwn(_ name: String) throws(MediaError) {
+        guard let found else { return }
+        guard dc_rename_exchange(name, path) == 0 else {
+            let e = errno
+            // Nothing at OUT any more (the take moved away): ours takes the free name.
+            if e == ENOENT, OwnFile.move(name, toFree: path) { return finished() }
+            // A file system that cannot exchange: looked at, then replaced.
+            var st = stat()
+            guard [EINVAL, ENOSYS, EOPNOTSUPP].contains(e), lstat(path, &st) == 0,
+                  (UInt64(st.st_dev), UInt64(st.st_ino)) == found else { throw .system(path: path, writing: true, errno: Errno(e)) }
+            do { _ = try systemCall { rename(name, path) } } catch { throw .system(path: path, writing: true, errno: error) }
+            return finished()
+        }
+        var st = stat()
+        if lstat(name, &st) == 0, (UInt64(st.st_dev), UInt64(st.st_ino)) == found {
+            unlink(name)  // the take as it was, replaced
+            return finished()
+        }
+        _ = dc_rename_exchange(name, path)
+        let stem = PathName.deletingExtension(path), ext = PathName.pathExtension(path)
+        let kept = (1...99).lazy.map { "\(stem).rescued\($0 == 1 ? "" : "-\($0)")" + (ext.isEmpty ? "" : ".\(ext)") }
+            .first { OwnFile.move(name, toFree: $0) } ?? name
+        keptElsewhere = kept
+        release()
+        DurableFile.syncFolder(of: kept)
+        throw .cannotWrite(path: path, reason: "became another file while it was being finished (moved there, or its folder "
+                           + "pointed elsewhere): that file is left as it is, and the finished take is at \(kept)")
     }
 }
 
