@@ -20,6 +20,6 @@ enum JSONOutput {
             let members = text.dropFirst().dropLast()
             if !members.isEmpty { fields.append(String(members)) }
         }
-        return Secrets.masked("{" + fields.joined(separator: ",") + "}")
+        return Secrets.masked("{" + fields.joined(separator: ",") + "}", insideJSON: true)
     }
 }

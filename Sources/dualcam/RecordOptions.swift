@@ -97,6 +97,13 @@ struct RecordAlsoOptions: ParsableArguments {
             url = value.trimmingCharacters(in: .whitespacesAndNewlines)
         } else {
             url = stream
+            // "rtmp:/user:pw@host": a scheme without its // is no URL the masking knows, and
+            // its password was shown in the error that followed. Refused without echoing it.
+            if let colon = url.firstIndex(of: ":"), url[..<colon].allSatisfy({ $0.isLetter }), colon != url.startIndex,
+               !url[colon...].hasPrefix("://") {
+                throw ValidationError("--stream: a URL's scheme is followed by ://, as in rtmp://HOST/APP/KEY or srt://HOST:PORT "
+                                      + "(what was given is not shown: it may hold a password)")
+            }
         }
         guard !url.isEmpty else { throw ValidationError("--stream \(stream): the URL is empty") }
         Secrets.register(url: url)

@@ -26,6 +26,11 @@ import Testing
         let arguments = try ByteFolders.arguments([Array("compose".utf8), given, Array("--output=".utf8) + given]).get()
         #expect(arguments[0] == "compose" && arguments[1].hasPrefix("/proc/\(getpid())/fd/") && arguments[1].hasSuffix("/take.mov"))
         #expect(arguments[2].hasPrefix("--output=/proc/"), "\(arguments[2])")
+        // `--stream @FILE` keeps its @; a folder itself (`doctor --folder`) is reached as one.
+        let more = try ByteFolders.arguments([Array("@".utf8) + given, folder]).get()
+        #expect(more[0].hasPrefix("@/proc/\(getpid())/fd/") && more[0].hasSuffix("/take.mov"), "\(more[0])")
+        #expect(more[1].hasPrefix("/proc/\(getpid())/fd/") && !more[1].dropFirst(6).contains("/proc"), "\(more[1])")
+        #expect(ByteFolders.shown(more[1]) == "\(dir.url.path)/caf\\xE9")
         try "made".write(toFile: arguments[1], atomically: false, encoding: .utf8)
         // Into the one folder there (a name from the String would have made "caf\u{FFFD}").
         #expect(dir.contents.count == 1 && (try? String(contentsOfFile: arguments[1], encoding: .utf8)) == "made")
@@ -36,6 +41,20 @@ import Testing
         let missing = ByteFolders.arguments([given, folder + [0xFF] + Array("/x.mov".utf8)])
         #expect(missing.failure?.argument == 2 && missing.failure?.description.contains("caf\\xE9\\xFF cannot be opened") == true,
                 "\(String(describing: missing.failure))")
+    }
+
+    /// Inside --json's strings the folder put back is escaped as JSON (its \\xE9 and control
+    /// characters made every such output invalid JSON, raw ESC included).
+    @Test func aFolderPutBackIntoJSONKeepsItValid() throws {
+        let dir = try TempDir()
+        let folder = Array(dir.url.path.utf8) + Array("/c".utf8) + [0xE9, 0x1B, 0x22]
+        try #require((folder + [0]).withUnsafeBufferPointer { p in
+            p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: p.count) { mkdir($0, 0o755) } } == 0)
+        let reached = try ByteFolders.arguments([folder + Array("/x.mov".utf8)]).get()[0]
+        let line = Secrets.masked("{\"output\":\"\(reached)\"}", insideJSON: true)
+        let parsed = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]
+        #expect(parsed?["output"] == dir.url.path + "/c\\xE9\u{1B}\"/x.mov", "\(line)")
+        #expect(!line.contains("\u{1B}"))
     }
 
     @Test func bytesThatAreNotUTF8AreShownAsEscapes() {

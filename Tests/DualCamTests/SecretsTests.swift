@@ -12,6 +12,19 @@ import Testing
         #expect(Set(LiveStreamWriter.secrets(in: "rtmp://user:pa/ss@host/app/key")) == ["user:pa/ss", "pa/ss", "key"])
     }
 
+    /// A secret key's value wherever it stands (an attacker's `srt://h:9&passphrase=` and
+    /// `;passphrase=` showed it in full), and a scheme without its // refused unechoed.
+    @Test func secretsOutsideAQueryAndSchemesWithoutSlashes() throws {
+        Secrets.register(url: "srt://127.0.0.1:9&passphrase=AmpPass123")
+        Secrets.register(url: "srt://127.0.0.1:9;passphrase=SemiPass123")
+        let shown = Secrets.masked("srt://127.0.0.1:9&passphrase=AmpPass123 and srt://127.0.0.1:9;passphrase=SemiPass123")
+        #expect(!shown.contains("AmpPass123") && !shown.contains("SemiPass123"), "\(shown)")
+        let r = try dualcam(["record", "--back", Reference.back, "--duration", "1", "-o", "none", "--stream",
+                             "rtmp:/bob:TypoPw11@127.0.0.1:1/app/TYPOKEY11"])
+        #expect(r.status == 64 && !r.stderr.contains("TypoPw11") && !r.stderr.contains("TYPOKEY11")
+                && r.stderr.contains("a URL's scheme is followed by ://"), "\(r.stderr)")
+    }
+
     @Test func knownSecretsAreMaskedWhereverTheyShow() throws {
         Secrets.register(url: "srt://h:9?passphrase=Sup3rSecretPass&streamid=room%2F7")
         let line = "[srt @ 0x1] passphrase Sup3rSecretPass rejected by srt://h:9?passphrase=Sup3rSecretPass: stream room/7 failed"

@@ -89,7 +89,14 @@ public final class LiveStreamWriter: @unchecked Sendable {
     public static func masked(_ url: String) -> String { parts(of: url).shown }
 
     /// What `masked` hides in `url`: the user information, an RTMP stream key, secret query values.
-    public static func secrets(in url: String) -> [String] { parts(of: url).secrets }
+    /// With any value of a secret key wherever it stands (`srt://host:9&passphrase=...` or
+    /// `;passphrase=`, which no query parsing finds, printed it in full).
+    public static func secrets(in url: String) -> [String] {
+        let loose = url.matches(of: looseSecret).map { String($0.1) }.filter { !$0.isEmpty }
+        return parts(of: url).secrets + loose
+    }
+    nonisolated(unsafe) private static let looseSecret =
+        try! Regex<(Substring, Substring)>("(?i)(?:passphrase|pass|password|pwd|key|streamid|token|secret|auth)=([^&;?#\\s]+)")
 
     private static func parts(of url: String) -> (shown: String, secrets: [String]) {
         guard let schemeEnd = url.range(of: "://") else { return (url, []) }

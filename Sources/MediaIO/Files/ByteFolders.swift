@@ -26,12 +26,17 @@ public enum ByteFolders {
                 out.append(text)
                 continue
             }
-            // `--output=NAME`: the option's name stays, the rest is the name.
+            // `--output=NAME`: the option's name stays, the rest is the name; so does the @ of
+            // `--stream @FILE`.
             var prefix = "", name = bytes[...]
             if bytes.first == UInt8(ascii: "-"), let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
                let option = String(validating: bytes[..<equals], as: UTF8.self) {
                 prefix = option + "="
                 name = bytes[(equals + 1)...]
+            }
+            if name.first == UInt8(ascii: "@") {
+                prefix += "@"
+                name = name.dropFirst()
             }
             switch reach(Array(name)) {
             case let .success(reached): out.append(prefix + reached)
@@ -43,25 +48,47 @@ public enum ByteFolders {
 
     /// `name` through its opened folder, or why it cannot be.
     static func reach(_ name: [UInt8]) -> Result<String, ByteNameRefusal.Why> {
+        // A folder itself (`doctor --folder caf\xe9`) is reached as it is.
+        if case let .success(reached) = open(folder: name) { return .success(reached) }
         guard let slash = name.lastIndex(of: UInt8(ascii: "/")),
               let file = String(validating: name[(slash + 1)...], as: UTF8.self) else { return .failure(.fileName) }
         let folder = slash == name.startIndex ? [UInt8(ascii: "/")] : Array(name[..<slash])
+        return open(folder: folder).map { $0 + "/" + file }
+    }
+
+    /// "/proc/PID/fd/N" for `folder`, opened.
+    private static func open(folder: [UInt8]) -> Result<String, ByteNameRefusal.Why> {
         let fd = (folder + [0]).withUnsafeBufferPointer { p in
             p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: p.count) { dc_open_folder_place($0) }
         }
         guard fd >= 0 else { return .failure(.folder(escaped(folder), String(cString: strerror(errno)))) }
         let reached = "/proc/\(getpid())/fd/\(fd)"
         opened.withLock { $0.append((reached, escaped(folder))) }
-        return .success(reached + "/" + file)
+        return .success(reached)
     }
 
-    /// `text` with every opened folder's reached name put back as the user gave it.
-    public static func shown(_ text: String) -> String {
+    /// `text` with every opened folder's reached name put back as the user gave it, through
+    /// `quoting` (inside a JSON string: its backslashes and control characters escaped).
+    public static func shown(_ text: String, quoting: (String) -> String = { $0 }) -> String {
         guard text.contains("/proc/") else { return text }
         var out = text
         // The longest first: /proc/1/fd/10 before /proc/1/fd/1.
         for folder in opened.withLock({ $0 }).sorted(by: { $0.reached.count > $1.reached.count }) where out.contains(folder.reached) {
-            out = replacing(folder.reached, with: folder.shown, in: out)
+            out = replacing(folder.reached, with: quoting(folder.shown), in: out)
+        }
+        return out
+    }
+
+    /// `text` as it goes inside a JSON string.
+    public static func jsonQuoted(_ text: String) -> String {
+        var out = ""
+        for c in text.unicodeScalars {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case _ where c.value < 0x20 || c.value == 0x7F: out += String(format: "\\u%04x", c.value)
+            default: out.unicodeScalars.append(c)
+            }
         }
         return out
     }

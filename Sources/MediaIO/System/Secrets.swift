@@ -21,9 +21,10 @@ public enum Secrets {
     }
 
     /// `text` with each known secret, and the secret parts of any URL in it, shown as ***.
-    public static func masked(_ text: String) -> String {
+    /// `insideJSON`: `text` is JSON, and what is put back into its strings is escaped as JSON.
+    public static func masked(_ text: String, insideJSON: Bool = false) -> String {
         // The one way out for text: a folder reached through its opened descriptor is shown as given.
-        var out = ByteFolders.shown(text)
+        var out = insideJSON ? ByteFolders.shown(text, quoting: ByteFolders.jsonQuoted) : ByteFolders.shown(text)
         for secret in known.withLock({ $0 }) where out.contains(secret) {
             out = out.replacingOccurrences(of: secret, with: "***")
         }
