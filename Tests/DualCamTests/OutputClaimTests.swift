@@ -109,6 +109,22 @@ extension CrashSafetyTests {
         }
     }
 
+    /// The take's folder removed while recording (the take said it was left "wherever it was
+    /// moved", and nothing was anywhere): copied from the open file into the working folder,
+    /// whole, and the last line says where.
+    @Test(.timeLimit(.minutes(2)))
+    func aTakeWhoseFolderIsRemovedIsRescuedInTheWorkingFolder() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let camera = try Self.camera(in: dir, seconds: 6)
+        let r = try run("/bin/sh", ["-c", "cd \"$1\" && mkdir sub && { \"$2\" record --skip-speed-check --back \"$3\" --duration 3 "
+                                    + "--size 640x360 --audio none -o sub/take.mov & p=$!; sleep 1.5; rm -rf sub; wait $p; }",
+                                    "sh", dir.url.path, Env.dualcam, camera])
+        #expect(r.status == 1 && r.stderrLines.last?.contains("the 3.0 s recorded were kept, a fragmented file, at take.rescued.mov")
+                == true, "\(r.stderr)")
+        #expect(abs(try Self.packetsEnd(dir.path("take.rescued.mov"), stream: "v:0") - 3) < 0.1)
+    }
+
     /// A name nothing stands at yet is held from the claim too: a record or a second compose
     /// aimed at it while a compose --overwrite runs is refused at once (before, the record
     /// ran, finished, and was replaced at the compose's end), and the compose's file is whole.

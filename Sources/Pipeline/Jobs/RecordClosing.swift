@@ -153,6 +153,10 @@ extension Recorder {
     /// kept, and where. A rescued take takes its intermediate along, named for it.
     private func lostName(_ file: RecordingFile, keeping: KeepingSink?, seconds: Double) -> RecordError {
         guard let rescued = file.rescueIfLost() else {
+            if !file.hasAName {
+                return .media(.cannotWrite(path: file.path, reason: String(format: "it was removed while recording (its folder "
+                    + "too, or every place to copy it to refused): the %.1f s recorded are lost", seconds)))
+            }
             return .media(.cannotWrite(path: file.path, reason: String(format: "it was moved or replaced while recording; the %.1f s "
                 + "recorded were left as they are, a fragmented file, wherever it was moved", seconds) + restNote(keeping, joinedBy: file.path)))
         }

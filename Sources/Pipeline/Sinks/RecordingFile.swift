@@ -210,9 +210,23 @@ final class RecordingFile: EncodedMovSink {
     /// rescue name beside OUT, returned. nil when it still has a name (moved: it is there).
     func rescueIfLost() -> String? {
         var st = stat()
-        guard !isAtItsName, fstat(lockFD, &st) == 0, st.st_nlink == 0, let name = Self.freeRescueName(for: path) else {
-            return nil
+        guard !isAtItsName, fstat(lockFD, &st) == 0, st.st_nlink == 0 else { return nil }
+        // Beside OUT; with its folder removed too, in the working folder, else the home folder.
+        let home = ProcessInfo.processInfo.environment["HOME"].map { PathName.join($0, PathName.last(path)) }
+        for candidate in [path, PathName.last(path), home].compactMap({ $0 }) {
+            if let name = Self.freeRescueName(for: candidate), let copied = copy(to: name) { return copied }
         }
+        return nil
+    }
+
+    /// Whether the take's file still has a name anywhere (moved, not removed).
+    var hasAName: Bool {
+        var st = stat()
+        return fstat(lockFD, &st) != 0 || st.st_nlink > 0
+    }
+
+    /// The file as it is, copied from its descriptor to the new file `name`.
+    private func copy(to name: String) -> String? {
         let out = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
         guard out >= 0 else { return nil }
         defer { close(out) }
