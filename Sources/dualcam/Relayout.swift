@@ -47,6 +47,14 @@ struct Relayout: ParsableCommand {
         FFmpegLog.setVerbose(reporting.verbose)
         let back = IsoFiles.path(for: take, role: "back"), front = IsoFiles.path(for: take, role: "front")
         guard FileManager.default.fileExists(atPath: take) else { throw Failure("\(take): No such file or directory") }
+        // A take being recorded is laid out once it ends (two seconds of a 5 s take were, exit 0).
+        let probe = open(take, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        if probe >= 0 {
+            defer { close(probe) }
+            guard RecordingLock.take(probe) else {
+                throw Failure("\(take) is being recorded right now: lay it out again once its recording has ended")
+            }
+        }
         guard FileManager.default.fileExists(atPath: back) else {
             if let id = Intermediate.takeID(of: take), case let moves = IsoFiles.underAnOldName(of: take, takeID: id), !moves.isEmpty {
                 throw Failure("\(take)'s cameras' own files are under its old name (\(moves.map(\.file).joined(separator: ", "))): "

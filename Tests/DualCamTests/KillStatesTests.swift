@@ -188,3 +188,23 @@ extension CrashSafetyTests {
         #expect(try Self.decoded(dir.path("x.mov")).frames >= 30)
     }
 }
+
+extension CrashSafetyTests {
+    /// relayout of a take still being recorded is refused in one line (it laid out the first
+    /// two seconds of a 5 s take, exit 0), and works once the recording has ended.
+    @Test(.timeLimit(.minutes(2)))
+    func aTakeBeingRecordedIsNotLaidOut() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let take = dir.path("t.mov")
+        let (p, _) = try Self.started(["record", "--back", Reference.back, "--front", Reference.front, "--iso", "--audio", "none",
+                                       "--size", "320x180", "--skip-speed-check", "--duration", "3", "-o", take], until: "recording to")
+        let early = try dualcam(["relayout", take, "-o", dir.path("early.mov"), "--size", "320x180"])
+        p.waitUntilExit()
+        #expect(early.status == 1 && early.stderr == "dualcam: \(take) is being recorded right now: lay it out again once its "
+                + "recording has ended\n", "\(early.stderr)")
+        #expect(OutputPath.entry(dir.path("early.mov")) == nil)
+        let later = try dualcam(["relayout", take, "-o", dir.path("later.mov"), "--size", "320x180"])
+        #expect(later.status == 0, "\(later.stderr)")
+    }
+}
