@@ -60,6 +60,11 @@ struct RecordSession {
             if review { try Record.review(summary.output, layout: plan.layout, quiet: reporting.quiet) }
         } catch {
             keys.restore()
+            // Stopped by a signal before anything was recorded: its code, as a stop a moment
+            // earlier gets (60-90 ms after the start it was 1, at 50 ms 130).
+            if case .nothingRecorded? = error as? RecordError, Interruption.requested, Interruption.exitCode > 128 {
+                throw Failure(String(describing: error), code: Interruption.exitCode)
+            }
             throw Failure(String(describing: error))
         }
     }

@@ -131,9 +131,12 @@ final class IsoRecording {
                 }
             } catch {
                 // Kept fragmented, it plays and relayout reads it: listed with the others.
-                if !queue.isStuck, file.keepAsItIs() == track.path { written.append(track.path) }
-                log("--iso: \(track.path) could not be finished (\(error)); it is kept as it is (dualcam finish \(take) makes it "
-                    + "a regular file once there is room)")
+                let kept = !queue.isStuck && file.keepAsItIs() == track.path
+                if kept { written.append(track.path) }
+                // Said only of a file that is there (one removed mid-take was said to be kept).
+                log("--iso: \(track.path) could not be finished (\(error)); " + (kept
+                    ? "it is kept as it is, a fragmented file (dualcam finish \(take) makes it a regular one)"
+                    : "it is not kept"))
             }
         }
         // Stopped for the take's room, the sidecar was written then, and a swap after it
