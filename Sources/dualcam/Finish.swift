@@ -181,8 +181,11 @@ struct Finish: ParsableCommand {
         if empty, output == nil, let other = Intermediate.takeID(of: file), other != info.takeID {
             throw Failure("\(rest) is another take's intermediate than \(file) (which holds no picture yet): \(elsewhere)")
         }
-        if info.fromFrame == 0 || empty {
-            guard empty || ours || output != nil else {
+        // From its first frame the intermediate holds every picture, but the take's own file
+        // may hold the sound before it (what its encoder had when the take switched): joined
+        // to it then, or that sound was lost (takes killed beside busy loops began at 0.149 s).
+        if empty || (info.fromFrame == 0 && !ours) {
+            guard empty || output != nil else {
                 throw Failure("\(rest) holds a whole take, and \(file) is not that take: \(elsewhere)")
             }
             return (true, info.fromFrame)

@@ -43,4 +43,47 @@ import Testing
         let (packets, _) = try Probe.packets(Intermediate.path(for: path), stream: "v:0")
         #expect(packets.count == 60 - said[0].from, "\(packets.count) pictures in the intermediate from slot \(said[0].from)")
     }
+
+    /// Sound the take's encoder had encoded when the take switched to its intermediate at once,
+    /// and a kill right after: the take's file holds it (its first flush wrote the header alone
+    /// and kept the samples for the next), so the finished take's sound starts at 0, not at
+    /// 0.11-0.15 s (a new user's ten kills beside busy loops).
+    @Test func soundEncodedBeforeTheSwitchSurvivesAKill() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let path = dir.path("take.mov")
+        var settings = VideoEncoderSettings()
+        settings.size = Size(width: 640, height: 360)
+        settings.inOrder = true
+        try Self.takeKilledJustAfterItsSwitch(path, settings)
+        let finished = try dualcam(["finish", path])
+        try #require(finished.status == 0, "\(finished.stdout) \(finished.stderr)")
+        let start = try Probe(path).stream("audio")?["start_time"] as? String
+        #expect(start.flatMap(Double.init) == 0, "the sound starts at \(start ?? "?") s")
+    }
+
+    /// Sound, then pictures faster than x265 takes them, then a kill: the files closed (their
+    /// locks let go) as a killed process's are.
+    private static func takeKilledJustAfterItsSwitch(_ path: String, _ settings: VideoEncoderSettings) throws {
+        let (file, frame, takeID) = try IntermediateJoinTests.take(path, settings)
+        let sink = try KeepingSink(file: file, mode: .auto, metadata: MovWriter.Metadata(), takeID: takeID,
+                                   intermediateThreads: 1) { _, _ in }
+        let sound = SampleQueue()
+        sound.appendSilence(48_000 / 5)
+        try sink.write(sound: sound, final: false)
+        Thread.sleep(forTimeInterval: 0.2)  // the worker's turn at the sound, as it has in a take
+        for slot in 0..<60 {
+            try sink.write(frame: frame, index: Int64(slot))
+            if slot % 2 == 0 {
+                sound.appendSilence(3_200)
+                try sink.write(sound: sound, final: false)
+            }
+        }
+        try #require(sink.switchedAt != nil, "x265 took 60 pictures of 640x360 offered at once without falling behind")
+        // Killed once the worker has flushed the take's file (a kill comes later than this in a
+        // take): nothing more is written, the locks go.
+        let deadline = Date().addingTimeInterval(10)
+        while (try? MovAtoms.topLevel(path))?.contains(where: { $0.type == "moof" }) != true, Date() < deadline { usleep(10_000) }
+        sink.abandon()
+    }
 }

@@ -152,7 +152,13 @@ public final class MovWriter {
     /// and puts it on disk: a fragmented file the take stops writing to is whole at once.
     public func flushFragment() throws(MediaError) {
         try check(av_interleaved_write_frame(context, nil)) { .cannotWrite(path: path, reason: $0) }
+        // With delay_moov the muxer's first flush writes the file's header alone and keeps the
+        // samples for the next: flushed again, they are on disk too (a take whose encoder fell
+        // behind at once kept only its header, and a kill then lost the 0.11-0.15 s of sound
+        // its worker had encoded).
+        let headerOnly = context.pointee.pb.map { avio_tell($0) == 0 } ?? false
         try check(av_write_frame(context, nil)) { .cannotWrite(path: path, reason: $0) }
+        if headerOnly { try check(av_write_frame(context, nil)) { .cannotWrite(path: path, reason: $0) } }
         try syncToDisk()
     }
 
