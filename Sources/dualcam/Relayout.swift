@@ -72,6 +72,11 @@ struct Relayout: ParsableCommand {
             throw Failure("\(take) was recorded with one camera (no \(name)): there is no other picture to lay out")
         }
         let identity = Intermediate.takeID(of: take)
+        // A camera file a kill left before its first byte carries no identity to compare: it
+        // is empty, not another take's.
+        for camera in [back, front] where OutputPath.entry(camera).map({ $0.st_size == 0 }) == true {
+            throw Failure("\(camera) is empty: the take was stopped or killed as it began, and there is no picture to lay out")
+        }
         for camera in [back, front] where Intermediate.takeID(of: camera) != identity {
             throw Failure("\(camera) is not \(take)'s own camera file: it was written by another take (an earlier one under the same "
                           + "name); nothing was written")

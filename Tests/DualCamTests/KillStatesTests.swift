@@ -206,5 +206,10 @@ extension CrashSafetyTests {
         #expect(OutputPath.entry(dir.path("early.mov")) == nil)
         let later = try dualcam(["relayout", take, "-o", dir.path("later.mov"), "--size", "320x180"])
         #expect(later.status == 0, "\(later.stderr)")
+        // A camera file a kill left empty is said to be empty (it was "written by another take").
+        try #require(truncate(dir.path("t.back.mov"), 0) == 0)
+        let empty = try dualcam(["relayout", take, "-o", dir.path("empty.mov"), "--size", "320x180"])
+        #expect(empty.status == 1 && empty.stderr.contains("t.back.mov is empty: the take was stopped or killed as it began"),
+                "\(empty.stderr)")
     }
 }
