@@ -220,6 +220,11 @@ final class KeyboardControl {
                 guard n == 1 else { break }
                 if keys {
                     Self.perform(Self.command(key: byte))
+                } else if byte == 0 {
+                    // Data, not commands (a video piped in): not read as lines (each printed
+                    // as an "ignored" line of its bytes).
+                    say("standard input holds data, not commands (s, p, q lines): it is not read")
+                    break
                 } else if byte == UInt8(ascii: "\n") {
                     let text = String(decoding: line, as: UTF8.self)
                     line.removeAll(keepingCapacity: true)

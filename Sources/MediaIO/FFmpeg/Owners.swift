@@ -77,6 +77,13 @@ final class InputContext {
 
     static let maxPixels = PictureLimit.maxPixels
 
+    /// /dev/stdin, /proc/self/fd/N, a shell's <(...): there, but with no name to resolve
+    /// ("pipe:[N]"), so they were said not to exist.
+    static func isAnonymousPipe(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO && realpath(path, nil).map { free($0) } == nil
+    }
+
     /// A local file, and only that: see `dc_open_local_input` (a name with a colon is a
     /// file; a playlist reads nothing outside its own folder).
     init(path: String) throws(MediaError) {
@@ -92,6 +99,8 @@ final class InputContext {
                               : rc == dc_averror(EPERM) ? "it names files outside its folder, which are not read"
                               : rc == dc_averror_playlist_loop() ? "its playlists are read again and again (one names itself, or a live "
                                 + "playlist never ends): compose and record read finished files"
+                              : rc == dc_averror(ENOENT) && Self.isAnonymousPipe(path)
+                                ? "it is a pipe with no name (/dev/stdin, <(...)): give a file, or a named pipe (mkfifo)"
                               : averrorText(rc))
         }
         pointer = ctx
