@@ -12,6 +12,11 @@ struct DualCam: ParsableCommand {
     /// help and 0). Nothing below here calls `exit`, so every `defer` on the way (the
     /// terminal's echo, a window, a camera) runs first.
     static func main() {
+        // From the first instant a stop signal ends the process in one line, exit 128 + it (at
+        // 80 ms, before a command installed its own handling, SIGTERM's default action ended
+        // it with no word); each command then says how it is stopped.
+        Interruption.install()
+        Interruption.exitAtOnceUntilStarted(true)
         let arguments: [String]
         switch ByteFolders.arguments(CommandWord.argumentBytes()) {
         case let .success(given): arguments = given
