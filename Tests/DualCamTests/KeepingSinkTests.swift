@@ -15,10 +15,7 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let path = dir.path("take.mov")
-        var settings = VideoEncoderSettings()
-        settings.size = Size(width: 640, height: 360)
-        settings.inOrder = true
-        let (file, frame, takeID) = try IntermediateJoinTests.take(path, settings)
+        let (file, frame, takeID) = try IntermediateJoinTests.take(path, Self.settings)
         final class Held { weak var sink: KeepingSink? }
         let held = Held()
         var said: [(decidedAt: Int, from: Int, intermediatePictures: Int?)] = []
@@ -52,14 +49,19 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let path = dir.path("take.mov")
-        var settings = VideoEncoderSettings()
-        settings.size = Size(width: 640, height: 360)
-        settings.inOrder = true
-        try Self.takeKilledJustAfterItsSwitch(path, settings)
+        try Self.takeKilledJustAfterItsSwitch(path, Self.settings)
         let finished = try dualcam(["finish", path])
         try #require(finished.status == 0, "\(finished.stdout) \(finished.stderr)")
         let start = try Probe(path).stream("audio")?["start_time"] as? String
         #expect(start.flatMap(Double.init) == 0, "the sound starts at \(start ?? "?") s")
+    }
+
+    /// HEVC at 640x360 in order: x265 takes pictures far slower than they are offered here.
+    static var settings: VideoEncoderSettings {
+        var settings = VideoEncoderSettings()
+        settings.size = Size(width: 640, height: 360)
+        settings.inOrder = true
+        return settings
     }
 
     /// Sound, then pictures faster than x265 takes them, then a kill: the files closed (their
