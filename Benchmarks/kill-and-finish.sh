@@ -31,11 +31,18 @@ for i in $(seq "$runs"); do
   status=0
   "$dualcam" finish killed.mov >/dev/null 2>finish.err || status=$?
   kept=$(ffprobe -v error -show_entries format=duration -of csv=p=0 killed.mov 2>/dev/null || echo 0)
+  # The sound from the take's first instant (it began at 0.149 s when the take went to its
+  # intermediate at once) and as long as the picture.
+  read -r sound_start sound_length < <(ffprobe -v error -select_streams a:0 -show_entries stream=start_time,duration \
+    -of csv=p=0:s=' ' killed.mov 2>/dev/null || echo "9 0")
   needed=$(echo "$killed - $began - 1" | bc)
   verdict=ok
-  if [ "$status" != 0 ] || [ "$(echo "$kept < $needed" | bc)" = 1 ]; then verdict=FAIL; failed=$((failed + 1)); fi
-  printf 'run %d: finish exit %d, kept %.2f s, recording from %.2f s to the kill at %.2f s: at least %.2f s needed: %s %s\n' \
-    "$i" "$status" "$kept" "$began" "$killed" "$needed" "$verdict" "$(tail -1 finish.err)"
+  if [ "$status" != 0 ] || [ "$(echo "$kept < $needed" | bc)" = 1 ] || [ "$(echo "$sound_start > 0.05" | bc)" = 1 ]; then
+    verdict=FAIL; failed=$((failed + 1))
+  fi
+  printf 'run %d: finish exit %d, kept %.2f s (sound %.3f-%.2f s), recording from %.2f s to the kill at %.2f s: at least %.2f s needed: %s %s\n' \
+    "$i" "$status" "$kept" "$sound_start" "$(echo "$sound_start + $sound_length" | bc)" "$began" "$killed" "$needed" "$verdict" \
+    "$(tail -1 finish.err)"
 done
 echo "kill and finish: $runs runs, $failed failed"
 [ "$failed" = 0 ]

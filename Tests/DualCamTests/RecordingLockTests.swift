@@ -59,6 +59,11 @@ import Testing
             try p.run()
             _ = ChildWatchdog(p)
             #expect(String(decoding: out.fileHandleForReading.readData(ofLength: 5), as: UTF8.self) == "held\n")
+            // Its main thread ends just after saying so: until then it is a live holder (a loaded
+            // CI machine asked in between, and was refused at once).
+            let deadline = Date().addingTimeInterval(10)
+            while !RecordingLock.isDying(p.processIdentifier), Date() < deadline { usleep(5_000) }
+            try #require(RecordingLock.isDying(p.processIdentifier), "its main thread did not end")
             return p
         }
         let impatient = try startHolder()

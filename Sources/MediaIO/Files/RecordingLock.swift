@@ -28,10 +28,16 @@ public enum RecordingLock {
         }
         let start = monotonicNow()
         var said = false
+        var noneListedSince: Double?
         while !take(fd) {
             var st = stat()
             let holders = fstat(fd, &st) == 0 ? Self.holders(inode: UInt64(st.st_ino)) : []
-            guard monotonicNow() < start + waiting, !holders.isEmpty, holders.allSatisfy(Self.isDying) else {
+            // None listed: let go between the try and the listing (a holder dying then was
+            // refused, beside busy loops), so tried again a moment; or held where this process
+            // cannot see (another PID namespace), so not for long.
+            if holders.isEmpty { noneListedSince = noneListedSince ?? monotonicNow() } else { noneListedSince = nil }
+            let unseen = noneListedSince.map { monotonicNow() - $0 > 0.5 } ?? false
+            guard monotonicNow() < start + waiting, !unseen, holders.allSatisfy(Self.isDying) else {
                 close(fd)
                 throw .cannotWrite(path: path, reason: Self.heldReason)
             }
