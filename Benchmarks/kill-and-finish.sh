@@ -33,8 +33,8 @@ for i in $(seq "$runs"); do
   kept=$(ffprobe -v error -show_entries format=duration -of csv=p=0 killed.mov 2>/dev/null || echo 0)
   # The sound from the take's first instant (it began at 0.149 s when the take went to its
   # intermediate at once) and as long as the picture.
-  read -r sound_start sound_length < <(ffprobe -v error -select_streams a:0 -show_entries stream=start_time,duration \
-    -of csv=p=0:s=' ' killed.mov 2>/dev/null || echo "9 0")
+  IFS=, read -r sound_start sound_length < <(ffprobe -v error -select_streams a:0 -show_entries stream=start_time,duration \
+    -of csv=p=0 killed.mov 2>/dev/null || echo "9,0")
   needed=$(echo "$killed - $began - 1" | bc)
   verdict=ok
   if [ "$status" != 0 ] || [ "$(echo "$kept < $needed" | bc)" = 1 ] || [ "$(echo "$sound_start > 0.05" | bc)" = 1 ]; then
