@@ -257,8 +257,16 @@ struct Finish: ParsableCommand {
 
     /// A take's (or its intermediate's) lock, as `RecordingLock.hold` takes it, waiting for a dying holder.
     static func hold(_ path: String) throws -> Int32? {
-        try RecordingLock.hold(path, waitingForTheDying: lockPatience) { pid in
-            say("waiting for the dualcam that held \(path) (pid \(pid)) to end")
+        do {
+            return try RecordingLock.hold(path, waitingForTheDying: lockPatience) { pid in
+                say("waiting for the dualcam that held \(path) (pid \(pid)) to end")
+            }
+        } catch {
+            // Said without "cannot write": finish only reads it (with -o) as often as it rewrites it.
+            if case let .cannotWrite(_, reason) = error, reason == RecordingLock.heldReason {
+                throw Failure("\(path) \(RecordingLock.heldReason)")
+            }
+            throw error
         }
     }
 

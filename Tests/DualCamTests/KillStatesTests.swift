@@ -200,7 +200,10 @@ extension CrashSafetyTests {
         let (p, _) = try Self.started(["record", "--back", Reference.back, "--front", Reference.front, "--iso", "--audio", "none",
                                        "--size", "320x180", "--skip-speed-check", "--duration", "3", "-o", take], until: "recording to")
         let early = try dualcam(["relayout", take, "-o", dir.path("early.mov"), "--size", "320x180"])
+        // finish -o only reads it: refused without "cannot write".
+        let copy = try dualcam(["finish", take, "-o", dir.path("copy.mov")])
         p.waitUntilExit()
+        #expect(copy.status == 1 && copy.stderr == "dualcam: \(take) " + RecordingLock.heldReason + "\n", "\(copy.stderr)")
         #expect(early.status == 1 && early.stderr == "dualcam: \(take) is being recorded right now: lay it out again once its "
                 + "recording has ended\n", "\(early.stderr)")
         #expect(OutputPath.entry(dir.path("early.mov")) == nil)
