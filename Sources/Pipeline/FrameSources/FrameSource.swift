@@ -86,7 +86,13 @@ final class SourceFeed: @unchecked Sendable {
         stateLock.lock(); _onFrame = f; stateLock.unlock()
     }
 
-    init(name: String) { self.name = name }
+    /// What arrivals are timed on: the recording's clock.
+    private let clock: any EngineClock
+
+    init(name: String, clock: any EngineClock = MonotonicClock.shared) {
+        self.name = name
+        self.clock = clock
+    }
 
     var state: SourceState {
         stateLock.lock(); defer { stateLock.unlock() }
@@ -106,7 +112,7 @@ final class SourceFeed: @unchecked Sendable {
     func published(_ frame: LiveFrame, timestamp: Double, matrix: YCbCrMatrix, shift: Int, latencyOrigin: Double?) {
         exchange.publish(frame, timestamp: timestamp, matrix: matrix, shift: shift, latencyOrigin: latencyOrigin)
         stateLock.lock()
-        _lastArrival = monotonicNow()
+        _lastArrival = clock.now()
         switch _state {
         case .starting, .away: _state = .running
         case .running, .lost: break

@@ -18,20 +18,24 @@ final class SourceSet {
     private var out = Set<ObjectIdentifier>()
     private var stopped = Set<ObjectIdentifier>()
     private let startedAt: Double
+    private let clock: any EngineClock
     /// Signalled by every picture of the driver.
     let arrived = DispatchSemaphore(value: 0)
 
-    init(_ sources: [any FrameSource], startedAt: Double = monotonicNow()) {
+    init(_ sources: [any FrameSource], clock: any EngineClock = MonotonicClock.shared) {
         precondition(!sources.isEmpty)
+        self.clock = clock
+        startedAt = clock.now()
         all = sources
         driver = sources[0]
         other = sources.count > 1 ? sources[1] : nil
-        self.startedAt = startedAt
         let arrived = self.arrived
         driver.setOnFrame { arrived.signal() }
     }
 
-    func alive(_ s: any FrameSource, now: Double = monotonicNow()) -> Bool {
+    func alive(_ s: any FrameSource) -> Bool { alive(s, now: clock.now()) }
+
+    func alive(_ s: any FrameSource, now: Double) -> Bool {
         switch s.state {
         case .lost, .away: return false
         case .starting, .running:
@@ -58,7 +62,7 @@ final class SourceSet {
     /// Re-deals the roles after sources left or came back, telling each change (`seconds`:
     /// where the recording is). False when no source is left nor can come back.
     func update(at seconds: Double, event: (String) -> Void) -> Bool {
-        let now = monotonicNow()
+        let now = clock.now()
         let inPicture = all.filter { alive($0, now: now) }
         let time = String(format: "at %.2f s", seconds)
         let leaving = all.filter { s in !inPicture.contains(where: { $0 === s }) && out.insert(ObjectIdentifier(s)).inserted }

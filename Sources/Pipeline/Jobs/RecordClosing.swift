@@ -195,11 +195,11 @@ extension Recorder {
                              audioSilenceInserted: audio?.silenceInserted ?? 0, events: eventsSoFar,
                              virtualCamera: nil, stream: nil, isoFiles: nil,
                              pauses: loop.timeline.pause.count,
-                             pausedSeconds: loop.timeline.pausedSeconds(now: monotonicNow()),
+                             pausedSeconds: loop.timeline.pausedSeconds(now: self.clock.now()),
                              // Started swapped (--swap): a swap at 0, as compose's --swap-at 0 and relayout read it.
                              swaps: (plan.swap && loop.swapTimes.first != 0 ? [0] : []) + loop.swapTimes,
                              firstFrameSeconds: clock.firstOrigin.flatMap { origin in
-                                 secondsSinceProcessStart().map { $0 - (monotonicNow() - origin) }
+                                 secondsSinceProcessStart().map { $0 - (self.clock.now() - origin) }
                              })
     }
 }

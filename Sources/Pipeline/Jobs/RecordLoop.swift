@@ -41,6 +41,7 @@ final class RecordLoop {
     var queue: EncodeQueue { opened.encoding.queue }
     var plan: RecordPlan { recorder.plan }
     private var sources: SourceSet { opened.sources }
+    private var clock: any EngineClock { recorder.clock }
     private var outputs: [any LiveOutput] { opened.outputs }
 
     init(recorder: Recorder, opened: Recorder.Opened, placement: InsetPlacement) {
@@ -64,13 +65,13 @@ final class RecordLoop {
         // The microphone runs from here: the file starts with the first picture taken after
         // this instant, so sound covers it from its first frame.
         opened.audio?.start()
-        startedAt = monotonicNow()
+        startedAt = clock.now()
         sources.startAll()
         while !timeline.isOver {
-            _ = sources.arrived.wait(timeout: .now() + 0.1)
+            clock.wait(for: sources.arrived, timeout: 0.1)
             if queue.error != nil || !sources.update(at: timeline.clock.seconds, event: recorder.event) { return }
             if !timeline.pause.isPaused && durationPassedWithoutCamera() { return }
-            carryOut(timeline.take(controls.drain(), now: monotonicNow()))
+            carryOut(timeline.take(controls.drain(), now: clock.now()))
             guard !timeline.isOver, let (frame, isNew) = sources.driver.exchange.take(), isNew else { continue }
             if !pictureCame(frame) { return }
         }
@@ -109,7 +110,7 @@ final class RecordLoop {
     }
 
     private func awaitsOtherCamera() -> Bool {
-        startWait.holds(otherHasPicture: sources.other.map { $0.exchange.hasFrame }, now: monotonicNow())
+        startWait.holds(otherHasPicture: sources.other.map { $0.exchange.hasFrame }, now: clock.now())
     }
 
     /// What the timeline decided, done.
@@ -172,9 +173,9 @@ final class RecordLoop {
     }
 
     private func reportStatus() {
-        guard reporter.isDue(now: monotonicNow()) else { return }
+        guard reporter.isDue(now: clock.now()) else { return }
         let status = outputs.lazy.compactMap(\.status).first
-        if let s = reporter.due(now: monotonicNow(), frames: timeline.clock.next, fps: fps, latencies: counts.latencies,
+        if let s = reporter.due(now: clock.now(), frames: timeline.clock.next, fps: fps, latencies: counts.latencies,
                                 repeated: counts.repeated, dropped: counts.droppedBack,
                                 encoderSkipped: counts.encoderSkipped, fullFrame: counts.fullFrame,
                                 paused: timeline.pause.isPaused, stream: status, canSwap: sources.other != nil, audio: { self.opened.audio?.takePeak() }) {
@@ -186,7 +187,7 @@ final class RecordLoop {
     /// ends when that much time has passed since its start, rather than wait for ever.
     private func durationPassedWithoutCamera() -> Bool {
         guard let origin = timeline.clock.origin, let duration = plan.duration, !sources.anyInPicture,
-              monotonicNow() > origin + duration + SourceSet.lostAfter else { return false }
+              clock.now() > origin + duration + SourceSet.lostAfter else { return false }
         recorder.event(String(format: "the %.1f s asked for have passed with no camera: finishing the file at %.2f s",
                               duration, timeline.clock.seconds))
         return true
@@ -237,7 +238,7 @@ final class RecordLoop {
             queue.giveBack(canvas)
             return true
         }
-        counts.latencies.append(monotonicNow() - frame.latencyOrigin)
+        counts.latencies.append(clock.now() - frame.latencyOrigin)
         if inPlace {
             counts.composedInPlace += 1
             queue.submit(index: slot, inPlace: picture, insteadOf: canvas)

@@ -29,16 +29,20 @@ package final class Recorder: Sendable {
     package let plan: RecordPlan
     package let controls: ControlInbox
     let observer: any RecordObserver
+    /// The time the recording runs on (a virtual one in tests).
+    let clock: any EngineClock
     /// The lines that go in the summary too (the stream's thread says things as well).
     private let events = Locked<[String]>([])
 
     /// Free space under this many seconds of recording is worth a warning at the start.
     static let warnBelowSeconds = 600.0
 
-    package init(plan: RecordPlan, controls: ControlInbox, observer: any RecordObserver) {
+    package init(plan: RecordPlan, controls: ControlInbox, observer: any RecordObserver,
+                 clock: any EngineClock = MonotonicClock.shared) {
         self.plan = plan
         self.controls = controls
         self.observer = observer
+        self.clock = clock
     }
 
     /// A line for the log and the summary.
@@ -105,8 +109,14 @@ package final class Recorder: Sendable {
             audio.onLost = { [weak self] why in self?.log("\(kind) lost (\(why)): recording goes on with silence") }
         }
         observer.willStart()
-        let loop = RecordLoop(recorder: self, opened: Opened(sources: SourceSet(opened), encoding: encoding, outputs: outputs, audio: audio),
-                              placement: InsetPlacement(compositor: compositor, threads: plan.stagePlan.compositorThreads))
+        return try record(Opened(sources: SourceSet(opened, clock: clock), encoding: encoding, outputs: outputs, audio: audio),
+                          placement: InsetPlacement(compositor: compositor, threads: plan.stagePlan.compositorThreads))
+    }
+
+    /// The recording itself, from what is open to the summary: the loop, then the stop's
+    /// work. A test hands it fake sources and sinks on a virtual clock.
+    func record(_ opened: Opened, placement: InsetPlacement) throws(RecordError) -> RecordSummary {
+        let loop = RecordLoop(recorder: self, opened: opened, placement: placement)
         loop.run()
         return try finish(loop)
     }
@@ -180,7 +190,7 @@ package final class Recorder: Sendable {
             // Encoding the take itself (live), its thread yields to the picture's; feeding the
             // intermediate, it must not.
             let queue = try EncodeQueue(sink: sink, canvas: plan.layout.canvas, depth: depth, fps: fps,
-                                        lowered: file != nil && keeping == nil)
+                                        lowered: file != nil && keeping == nil, clock: clock)
             return Encoding(file: file, sink: sink, keeping: keeping, encoders: encoders, queue: queue)
         } catch {
             file?.remove()

@@ -31,6 +31,8 @@ final class EncodeQueue: @unchecked Sendable {
     private var finishing = false
     private var failure: MediaError?
     private let sink: any Sink
+    /// What the encoder's speed and the sound heard are timed on: the recording's clock.
+    private let clock: any EngineClock
     private var thread: OwnedThread?
     private let audio = SampleQueue()
     private let samplesPerFrame: Int
@@ -59,6 +61,12 @@ final class EncodeQueue: @unchecked Sendable {
         condition.lock(); defer { condition.unlock() }
         let slots = (encoding ?? queued.first?.index).map { max(0, slot - $0) } ?? 0
         return (slots, Double(queued.count + (encoding == nil ? 0 : 1)) * secondsPerFrame, secondsPerFrame)
+    }
+
+    /// Nothing queued and nothing being encoded (a virtual clock moves only then).
+    var isIdle: Bool {
+        condition.lock(); defer { condition.unlock() }
+        return queued.isEmpty && encoding == nil
     }
 
     /// The encoder's recent time per frame (0 before its second frame).
@@ -117,8 +125,10 @@ final class EncodeQueue: @unchecked Sendable {
     /// `lowered`: it encodes the take itself, with no intermediate behind it: its thread runs
     /// at such an encoder's level (`ThreadPriority.liveEncoderLevel`), below the picture's.
     /// `companion`: it encodes a file beside the take, at that level (`companionNiceness`).
-    init(sink: any Sink, canvas: Size, depth: Int = 32, fps: Int, lowered: Bool = false, companion: Bool = false) throws(MediaError) {
+    init(sink: any Sink, canvas: Size, depth: Int = 32, fps: Int, lowered: Bool = false, companion: Bool = false,
+         clock: any EngineClock = MonotonicClock.shared) throws(MediaError) {
         self.sink = sink
+        self.clock = clock
         free = []
         for _ in 0..<depth { free.append(try EncoderFrame(size: canvas)) }
         poolSize = depth
@@ -255,7 +265,7 @@ final class EncodeQueue: @unchecked Sendable {
     /// Drains and drops the sound heard during the pause at output sample `position`, as much
     /// of it as is surely in the pause by now.
     private func leaveOutPausedSound(at position: Int, origin: Double?) {
-        condition.lock(); let due = cuts.dueForDiscard(at: position, heardUntil: monotonicNow()); condition.unlock()
+        condition.lock(); let due = cuts.dueForDiscard(at: position, heardUntil: clock.now()); condition.unlock()
         guard due > 0 else { return }
         var n = due
         if let live = liveAudio {
@@ -292,7 +302,7 @@ final class EncodeQueue: @unchecked Sendable {
             let (index, picture, token) = queued.removeFirst()
             encoding = index
             condition.unlock()
-            let started = monotonicNow()
+            let started = clock.now()
             do {
                 // A repeat sends the last picture again (slot 0 is never a repeat).
                 if let picture = picture ?? lastSent?.picture {
@@ -301,22 +311,21 @@ final class EncodeQueue: @unchecked Sendable {
                 // Audio up to this frame's end, as far as it has been captured.
                 addAudio(upTo: (index + 1) * samplesPerFrame, padding: false)
                 try sink.write(sound: audio, final: false)
-                let took = monotonicNow() - started
+                let took = clock.now() - started
                 condition.lock()
                 framesEncoded = index + 1
                 encoding = nil
                 // Not the first frame: it sets the encoder up and takes several times longer.
                 if index > 0 { speed.add(took) }
+                // In the same step as the slot's end, so a queue seen idle has its frames back.
+                if let picture, let token {
+                    if let previous = lastSent { free.append(previous.token) }
+                    lastSent = (picture, token)
+                }
                 condition.unlock()
             } catch {
                 fail(error)
                 break
-            }
-            if let picture, let token {
-                condition.lock()
-                if let previous = lastSent { free.append(previous.token) }
-                lastSent = (picture, token)
-                condition.unlock()
             }
         }
         // After a failure the file is kept as it stands: nothing more is written.
