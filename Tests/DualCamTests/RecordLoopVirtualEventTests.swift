@@ -267,3 +267,79 @@ extension RecordLoopVirtualTests {
         #expect(statuses.allSatisfy { $0.fullFrame == "back" && !$0.paused && $0.canSwap })
     }
 }
+
+/// Where the microphone's sound lands in the take (`VirtualMicrophone`: each sample says
+/// when it was heard).
+extension RecordLoopVirtualTests {
+    /// Output sample `p` was heard this many samples after the microphone started.
+    static func heard(_ take: VirtualTake, at p: Int) -> Int? { VirtualMicrophone.heardAt(take.sink.sound[p]) }
+
+    static func withMicrophone(_ take: VirtualTake) {
+        take.microphone = VirtualMicrophone(clock: take.clock)
+    }
+
+    @Test func theSoundStartsWithTheFirstFrameAndEndsWithTheLast() throws {
+        let take = VirtualTake()
+        Self.withMicrophone(take)
+        take.plan.duration = 2
+        Self.twoCameras(take)
+        _ = try take.run()
+        #expect(take.sink.sound.count == 60 * 1600)
+        // The first slot is the back's picture at 0.01 + 1/30 s: 2080 samples after the start.
+        #expect(Self.heard(take, at: 0) == 2080)
+        // And it runs on without a gap to the end.
+        #expect(Self.heard(take, at: 60 * 1600 - 1) == 2080 + 60 * 1600 - 1)
+    }
+
+    @Test func aPauseLeavesOutTheSoundOfExactlyTheTimeThePictureSkips() throws {
+        let take = VirtualTake()
+        Self.withMicrophone(take)
+        Self.twoCameras(take)
+        take.press(.pauseOrResume, at: 1.0)
+        take.press(.pauseOrResume, at: 2.0)
+        take.press(.stop, at: 3.0)
+        _ = try take.run()
+        let cut = 29 * 1600
+        #expect(take.sink.sound.count == 59 * 1600)
+        #expect(Self.heard(take, at: cut - 1) == 2080 + cut - 1)
+        // The resume's picture (2.01 s) is due where the pause began: 1.0 s of sound left out.
+        #expect(Self.heard(take, at: cut) == 2080 + cut + 48_000)
+        #expect(Self.heard(take, at: 59 * 1600 - 1) == 2080 + 59 * 1600 - 1 + 48_000)
+    }
+
+    @Test func aPauseBeforeTheFirstPictureStartsTheSoundAtTheResume() throws {
+        let take = VirtualTake()
+        Self.withMicrophone(take)
+        take.plan.duration = 1
+        take.press(.pauseOrResume, at: 0)
+        take.press(.pauseOrResume, at: 0.5)
+        Self.twoCameras(take, until: 3)
+        _ = try take.run()
+        // Back picture 15 (0.51 s) starts the file, and the sound heard then.
+        #expect(Self.heard(take, at: 0) == 24_480)
+        #expect(take.sink.sound.count == 30 * 1600)
+    }
+
+    @Test func slotsSkippedForASlowEncoderLeaveTheSoundWhole() throws {
+        let take = VirtualTake(encoderSecondsPerFrame: [1.0 / 15])
+        Self.withMicrophone(take)
+        take.plan.duration = 4
+        Self.twoCameras(take)
+        let summary = try take.run()
+        #expect(summary.encoderSkippedFrames == 46)
+        #expect(take.sink.sound.count == 120 * 1600)
+        let heard = take.sink.sound.map(VirtualMicrophone.heardAt)
+        #expect(heard == (0..<(120 * 1600)).map { Optional(2080 + $0) })
+    }
+
+    @Test func aStopWhilePausedEndsTheSoundWhereThePauseBegan() throws {
+        let take = VirtualTake()
+        Self.withMicrophone(take)
+        Self.twoCameras(take)
+        take.press(.pauseOrResume, at: 1.0)
+        take.press(.stop, at: 2.0)
+        _ = try take.run()
+        #expect(take.sink.sound.count == 29 * 1600)
+        #expect(Self.heard(take, at: 29 * 1600 - 1) == 2080 + 29 * 1600 - 1)
+    }
+}

@@ -180,11 +180,71 @@ final class SlotSink: Sink, @unchecked Sendable {
         }
     }
 
-    func write(sound: SampleQueue, final: Bool) throws(MediaError) {
-        condition.withLock { soundSamplesWritten += Int64(sound.count) }
-        sound.drop(sound.count)
+    private var soundWritten: [Float] = []
+    /// The left channel of the sound written.
+    var sound: [Float] { condition.withLock { soundWritten } }
+
+    func write(sound queue: SampleQueue, final: Bool) throws(MediaError) {
+        let left = queue.takePlanar(queue.count).left
+        condition.withLock {
+            soundSamplesWritten += Int64(left.count)
+            soundWritten += left
+        }
     }
     func finishWriting() throws(MediaError) {}
+}
+
+/// A microphone on the virtual clock whose every sample names the instant it was heard:
+/// sample k after its start is (k + 1) / 2^24, so the sound written says where each piece of
+/// it came from. Heard continuously from `start()`; once the recording is over, it has heard
+/// whatever is asked for (as a real one has, a period later).
+final class VirtualMicrophone: SoundSource, @unchecked Sendable {
+    let kind = "microphone"
+    private let clock: VirtualClock
+    private let lock = NSLock()
+    private var startedAt: Double?
+    private var heardAll = false
+    private var generated = 0
+    private var placement = SoundPlacement()
+    private let pending = SampleQueue()
+    var onLost: (String) -> Void = { _ in }
+
+    init(clock: VirtualClock) { self.clock = clock }
+
+    static let scale: Float = 16_777_216
+    /// The sample heard `k` samples after the microphone started.
+    static func sample(heardAt k: Int) -> Float { Float(k + 1) / scale }
+    static func heardAt(_ sample: Float) -> Int? { sample == 0 ? nil : Int((sample * scale).rounded()) - 1 }
+
+    func start() { lock.withLock { startedAt = clock.now() } }
+    func stop() -> Bool { true }
+    func hearAll() { lock.withLock { heardAll = true } }
+    var isLost: Bool { false }
+    /// A second ahead of the clock: the stop's wait for the last period of sound, which is
+    /// in real time, then never holds a test up.
+    var capturedUntil: Double { clock.now() + 1 }
+    func takePeak() -> Float { 0 }
+    var overruns: Int { 0 }
+    var driftCorrection: Int { 0 }
+    var silenceInserted: Int { 0 }
+
+    func drain(into queue: SampleQueue, origin: Double, limit: Int) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        guard let startedAt, limit > 0 else { return 0 }
+        placement.place(start: startedAt, origin: origin)
+        var moved = placement.padSilence(into: queue, limit: limit)
+        let heard = heardAll ? generated + placement.dropDue + limit : Int(((clock.now() - startedAt) * 48_000).rounded(.down))
+        if heard > generated {
+            let samples = (generated..<heard).map(Self.sample(heardAt:))
+            samples.withUnsafeBufferPointer { pending.append(left: $0.baseAddress!, right: $0.baseAddress!, count: samples.count) }
+            generated = heard
+        }
+        placement.dropWhatIsDue(from: pending)
+        let n = min(limit - moved, pending.count)
+        pending.move(n, to: queue)
+        moved += n
+        return moved
+    }
 }
 
 /// What the recording said and reported.
@@ -217,6 +277,8 @@ final class VirtualTake {
     var plan: RecordPlan
     let sink: SlotSink
     let start: Double
+    /// The sound heard, when the test asks for it (else a silent track).
+    var microphone: VirtualMicrophone?
 
     init(twoCameras: Bool = true, cameraSize: Size = VirtualTake.canvas, arrangement: Arrangement = .pip,
          encoderSecondsPerFrame: [Double] = []) {
@@ -274,10 +336,14 @@ final class VirtualTake {
         }
         clock.encoderBusyUntil = { sink.until }
         clock.encoderFinishes = { sink.finishFrame() }
-        heard.onFinish = { sink.runFreely() }
+        heard.onFinish = { [microphone] in
+            sink.runFreely()
+            microphone?.hearAll()
+        }
+        queue.liveAudio = microphone
         let opened = Recorder.Opened(sources: SourceSet(cameras, clock: clock),
                                      encoding: .init(file: nil, sink: sink, keeping: nil, encoders: nil, queue: queue),
-                                     outputs: [], audio: nil)
+                                     outputs: [], audio: microphone)
         return try recorder.record(opened, placement: InsetPlacement(compositor: compositor, threads: 1))
     }
 

@@ -55,7 +55,7 @@ public final class SampleQueue {
     public func moveMeasuringPeak(_ n: Int, to other: SampleQueue) -> Float { transfer(n, to: other, measuring: true) }
 
     /// Takes up to `n` samples from the front, as two channels.
-    private func takePlanar(_ n: Int) -> (left: [Float], right: [Float]) {
+    package func takePlanar(_ n: Int) -> (left: [Float], right: [Float]) {
         let n = min(n, count)
         guard let fifo, n > 0 else { return ([], []) }
         var left = [Float](repeating: 0, count: n), right = [Float](repeating: 0, count: n)
