@@ -154,10 +154,9 @@ struct Finish: ParsableCommand {
     /// frames; in place the leftover is removed, with -o there is nothing to write.
     private func isJoinedAlready(_ info: Intermediate, rest: String) throws -> Bool {
         guard OutputPath.entry(file) != nil, !Self.isEmptyTake(file), Intermediate.takeID(of: file) == info.takeID,
-              try !MovAtoms.isFragmented(file), try MovAtoms.isWholeMovie(file) else { return false }
-        // More than the take held before its intermediate, and nearly all the intermediate's.
-        let frames = try MovFinalizer.videoPacketCount(file), restFrames = try MovFinalizer.videoPacketCount(rest)
-        guard restFrames > 0, frames > info.fromFrame, frames + Self.framesAKillMayLose >= info.fromFrame + restFrames else { return false }
+              try !MovAtoms.isFragmented(file), try MovAtoms.isWholeMovie(file),
+              try TakeRecovery.holdsItsIntermediate(frames: MovFinalizer.videoPacketCount(file), Self.rest(info, at: rest))
+        else { return false }
         guard output == nil else {
             throw Failure("\(file) is already finished with the frames of \(rest), which is left over: nothing to write "
                           + "(dualcam finish \(file) removes it)")
@@ -167,44 +166,40 @@ struct Finish: ParsableCommand {
         return true
     }
 
-    /// Whether the intermediate is finished alone (FILE holds none of the take: it is not
-    /// there, or was killed before its first fragment), or joined to FILE, which must then be
-    /// its take with no more frames than the intermediate starts at, and not many fewer (those
-    /// the encoder still held at a kill); and how many frames are missing before it. Anything
+    /// Whether the intermediate is finished alone (FILE holds none of the take) or joined to
+    /// FILE, and how many frames are missing before it, by `TakeRecovery`'s rules; anything
     /// else is refused, nothing changed.
     private func joinsAlone(_ info: Intermediate, rest: String) throws -> (alone: Bool, missing: Int) {
         let empty = OutputPath.entry(file) == nil || Self.isEmptyTake(file)
-        let ours = !empty && Intermediate.takeID(of: file) == info.takeID
+        let take = TakeRecovery.Take(isEmpty: empty, takeID: Intermediate.takeID(of: file),
+                                     isFragmented: !empty && (try? MovAtoms.isFragmented(file)) == true) { [file] in
+            try MovFinalizer.videoPacketCount(file)
+        }
         let elsewhere = "nothing was changed" + (output == nil ? " (dualcam finish \(file) -o NEW.mov makes its take from it alone)" : "")
-        // A file with no picture yet is still a take's: another take's is not given this
-        // one's pictures (two takes killed early and one renamed over the other were mixed).
-        if empty, output == nil, let other = Intermediate.takeID(of: file), other != info.takeID {
-            throw Failure("\(rest) is another take's intermediate than \(file) (which holds no picture yet): \(elsewhere)")
-        }
-        // From its first frame the intermediate holds every picture, but the take's own file
-        // may hold the sound before it (what its encoder had when the take switched): joined
-        // to it then, or that sound was lost (takes killed beside busy loops began at 0.149 s).
-        if empty || (info.fromFrame == 0 && !ours) {
-            guard empty || output != nil else {
-                throw Failure("\(rest) holds a whole take, and \(file) is not that take: \(elsewhere)")
+        do {
+            switch try TakeRecovery.join(take, Self.rest(info, at: rest), inPlace: output == nil) {
+            case let .alone(missing): return (true, missing)
+            case let .after(missing): return (false, missing)
             }
-            return (true, info.fromFrame)
+        } catch let refusal as TakeRecovery.Refusal {
+            switch refusal {
+            case .anotherTakesIntermediate:
+                throw Failure("\(rest) is another take's intermediate than \(file) (which holds no picture yet): \(elsewhere)")
+            case .wholeTakeOfAnother:
+                throw Failure("\(rest) holds a whole take, and \(file) is not that take: \(elsewhere)")
+            case .notThatTake:
+                throw Failure("\(rest) continues a take at \(file) after its first \(info.fromFrame) frames, but \(file) is not "
+                              + "that take: \(elsewhere)")
+            case let .doNotFit(frames):
+                throw Failure("\(rest) continues \(file) after its first \(info.fromFrame) frames, but \(file) holds \(frames): "
+                              + "they do not fit together; nothing was changed")
+            }
         }
-        guard ours, try MovAtoms.isFragmented(file) else {
-            throw Failure("\(rest) continues a take at \(file) after its first \(info.fromFrame) frames, but \(file) is not "
-                          + "that take: \(elsewhere)")
-        }
-        // The take's own file may hold frames the intermediate holds too (their packets came
-        // out as it switched, and those its encoder went on with from the intermediate while
-        // the take went on), or lack a few a kill left inside the encoder.
-        let frames = try MovFinalizer.videoPacketCount(file)
-        let reach = info.fromFrame + Self.framesAKillMayLose
-        guard try frames <= reach || frames <= reach + MovFinalizer.videoPacketCount(rest),
-              info.fromFrame - frames <= Self.framesAKillMayLose else {
-            throw Failure("\(rest) continues \(file) after its first \(info.fromFrame) frames, but \(file) holds \(frames): "
-                          + "they do not fit together; nothing was changed")
-        }
-        return (false, max(0, info.fromFrame - frames))
+    }
+
+    /// The intermediate at `path` as `TakeRecovery` weighs it.
+    private static func rest(_ info: Intermediate, at path: String) -> TakeRecovery.Rest {
+        TakeRecovery.Rest(takeID: info.takeID, fromFrame: info.fromFrame) { try MovFinalizer.videoPacketCount(path) }
     }
 
     /// A file some program (dualcam's are refused by their lock first) still has open for
@@ -270,27 +265,12 @@ struct Finish: ParsableCommand {
         }
     }
 
-    /// Frames of the take's own file a kill may leave unwritten before its intermediate
-    /// begins: the worker's queue (20) and what x265 holds, with room to spare.
-    static let framesAKillMayLose = 120
-
-    /// A take's file as a kill before its first fragment leaves it: nothing, the file type
-    /// alone, or the file type and the fragmented file's index with no picture after it (a
-    /// take that went to the intermediate at its second frame, killed at 8 s: `finish` called
-    /// that 3933-byte header "not that take", and the 7 s its intermediate held were lost).
+    /// A regular file holding no picture of a take yet (`TakeRecovery.isEmptyTake`).
     static func isEmptyTake(_ path: String) -> Bool {
         guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG else { return false }
-        if st.st_size == 0 { return true }
-        guard let atoms = try? MovAtoms.topLevel(path), atoms.first?.type == "ftyp" else { return false }
-        // mfra: the index of fragments a stop writes at the end, here of none (a take all in its
-        // intermediate, stopped while that was encoded, was taken for a finished one).
-        return atoms.allSatisfy { ["ftyp", "free", "wide", "moov", "mfra"].contains($0.type) }
-            && !atoms.contains { $0.type == "moov" && $0.size > emptyIndexBytes }
+        let boxes = st.st_size == 0 ? [] : (try? MovAtoms.topLevel(path))?.map { (type: $0.type, size: $0.size) }
+        return TakeRecovery.isEmptyTake(size: Int64(st.st_size), boxes: boxes)
     }
-
-    /// More than a fragmented file's index before its first fragment can hold (dualcam's is
-    /// under 4 KiB with its metadata): a bigger index describes samples, so it is a movie.
-    static let emptyIndexBytes: Int64 = 64 * 1024
 
     /// A take recorded with --iso and killed: its cameras' own files are fragmented too.
     /// Returns those it finished.
