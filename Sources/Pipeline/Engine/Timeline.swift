@@ -113,6 +113,9 @@ package struct Timeline {
         return [.soundResumed(leftOut: moved), .said(String(format: "resumed at %.2f s (%.1f s left out)", clock.seconds, left))]
     }
 
+    /// The next slot of an input that settles its slots one at a time (compose's files).
+    package mutating func takeSlot() -> Int { clock.takeNext() }
+
     /// The slots the picture taken at `t` settles: first those that repeat the previous
     /// picture (the camera was late), then those that show it. Both empty: the picture is
     /// not needed (the camera is faster than the output, or the recording is complete).

@@ -54,6 +54,14 @@ package struct SlotClock {
         return moved
     }
 
+    /// The next slot of an input that settles its slots one at a time on its own time
+    /// (compose's files, whose time starts at 0).
+    package mutating func takeNext() -> Int {
+        if origin == nil { (origin, firstOrigin) = (0, 0) }
+        next += 1
+        return next - 1
+    }
+
     /// The slots the picture taken at `t` settles: first those that repeat the previous
     /// picture, then those that show this one. Both zero: the picture is not needed (the
     /// camera runs faster than the output, or the recording is complete).

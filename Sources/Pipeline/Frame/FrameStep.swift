@@ -33,8 +33,8 @@ public struct FrameStep {
     /// The frame to encode, and whether it is the main picture's own, composed in place.
     /// `swapped` puts the front picture full frame; with no front picture (one camera left)
     /// there is no inset and nothing to swap.
-    package func frame<P: StepPicture, E: Error>(back: P, front: P?, swapped: Bool,
-                                                 canvas: () throws(E) -> EncoderFrame) throws(E)
+    package func frame<E: Error>(back: any StepPicture, front: (any StepPicture)?, swapped: Bool,
+                                 canvas: () throws(E) -> EncoderFrame) throws(E)
         -> (frame: EncoderFrame, inPlace: Bool) {
         let (main, inset) = Self.roles(back: back, front: front, swapped: swapped)
         if let own = inPlaceTarget(main) {
@@ -56,7 +56,7 @@ public struct FrameStep {
     /// The main picture's frame, when drawing the inset into it is safe. The picture may be
     /// shown again (a slower source) or, after a swap, be the inset source: the inset is then
     /// redrawn over the old one, or read from a crop the old one is outside of.
-    private func inPlaceTarget<P: StepPicture>(_ main: P) -> EncoderFrame? {
+    private func inPlaceTarget(_ main: any StepPicture) -> EncoderFrame? {
         let layout = compositor.layout
         guard layout.insetCornerUnseenInInset,
               main.isRetaggable || main.picture.matrix == compositor.outputMatrix else { return nil }

@@ -4,30 +4,30 @@ import MediaIO
 /// The end of a recording: sources and sound stopped, the file left in the best state there
 /// is, each output finished, the summary.
 extension Recorder {
-    func finish(_ loop: RecordLoop) throws(RecordError) -> RecordSummary {
-        for name in loop.opened.sources.stopAll() {
+    func finish(_ loop: RecordLoop, _ opened: Opened) throws(RecordError) -> RecordSummary {
+        for name in opened.sources.stopAll() {
             event(String(format: "%@: its capture thread did not stop within %.0f s (stuck in a read that does not return); the file is "
                          + "finished without it", name, SourceFeed.stopTimeout))
         }
         let clock = loop.timeline.clock
-        stopAudio(loop.opened.audio, end: clock.origin.map { $0 + clock.seconds })
+        stopAudio(opened.audio, end: clock.origin.map { $0 + clock.seconds })
         observer.willFinish()
         let stoppedAt = monotonicNow()
         let lastSlot = clock.next > 0 ? clock.next - 1 : nil
         let closed = Result { () throws(RecordError) -> Int? in
-            if let file = loop.opened.encoding.file {
-                return try close(file, keeping: loop.opened.encoding.keeping, queue: loop.queue, timeline: loop.timeline)
+            if let file = opened.encoding.file {
+                return try close(file, keeping: opened.encoding.keeping, queue: loop.queue, timeline: loop.timeline)
             }
-            try close(loop.queue, sink: loop.opened.encoding.sink, timeline: loop.timeline)
+            try close(loop.queue, sink: opened.encoding.sink, timeline: loop.timeline)
             return nil
         }
         // Once the file is whole: what the stream still holds goes out after it.
-        let reports = loop.opened.outputs.map { $0.finish(lastSlot: lastSlot) }
+        let reports = opened.outputs.map { $0.finish(lastSlot: lastSlot) }
         let joinedAfterStop = try closed.get()
-        var result = summary(loop)
+        var result = summary(loop, opened)
         if loop.queue.lastSlotRefilled { result.encoderSkippedFrames -= 1 }
         result.encode = plan.file == nil ? EncodeMode.live.rawValue : plan.encode.rawValue
-        if let keeping = loop.opened.encoding.keeping, let from = keeping.switchedAt {
+        if let keeping = opened.encoding.keeping, let from = keeping.switchedAt {
             let caught = keeping.caughtUp
             let reached = caught.map { $0.frames > 0 ? Int($0.lastSlot) + 1 : from } ?? from
             // What the join encoded, counted as it went: slots skipped while even the
@@ -41,7 +41,7 @@ extension Recorder {
         result.finishingSeconds = monotonicNow() - stoppedAt
         // The file is whole: the catch-up's thread ends once the frames its encoder held are
         // done (at the encoders' level), rather than run on into the process's exit.
-        loop.opened.encoding.keeping?.catchUpEnded(timeout: 10)
+        opened.encoding.keeping?.catchUpEnded(timeout: 10)
         for report in reports {
             switch report {
             case .nothing: break
@@ -171,8 +171,8 @@ extension Recorder {
             + "recorded were %@", seconds, kept)))
     }
 
-    private func summary(_ loop: RecordLoop) -> RecordSummary {
-        let counts = loop.counts, clock = loop.timeline.clock, sources = loop.opened.sources.all, audio = loop.opened.audio
+    private func summary(_ loop: RecordLoop, _ opened: Opened) -> RecordSummary {
+        let counts = loop.counts, clock = loop.timeline.clock, sources = opened.sources.all, audio = opened.audio
         let sorted = counts.latencies.sorted()
         func pct(_ q: Double) -> Double { sorted.nearestRank(q) * 1000 }
         let cameras = sources.compactMap { $0 as? CameraSource }.map(\.counts)

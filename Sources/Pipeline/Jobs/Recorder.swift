@@ -21,7 +21,7 @@ package protocol RecordObserver: AnyObject, Sendable {
 
 /// Records picture-in-picture from two live sources, as a `RecordPlan` says. It opens, in
 /// this order, the take's file (claimed before anything else), the sound, the sources, the
-/// encoding and the outputs; `RecordLoop` then fills the slots (the back source drives the
+/// encoding and the outputs; `RecordLoop` then fills the slots from its `LiveInput` (the back source drives the
 /// clock; a source that fails, ends or goes quiet is dropped and the other goes on alone),
 /// and `finish` leaves the file regular after a clean stop, fragmented and playable after a
 /// failure, and each output finished its own way.
@@ -116,9 +116,15 @@ package final class Recorder: Sendable {
     /// The recording itself, from what is open to the summary: the loop, then the stop's
     /// work. A test hands it fake sources and sinks on a virtual clock.
     func record(_ opened: Opened, placement: InsetPlacement) throws(RecordError) -> RecordSummary {
-        let loop = RecordLoop(recorder: self, opened: opened, placement: placement)
+        let settings = RecordLoop.Settings(fps: Int(plan.video.framesPerSecond), duration: plan.duration, swapped: plan.swap,
+                                           maxEncoderLag: plan.maxEncoderLag, keepsEveryFrame: opened.encoding.keeping != nil,
+                                           controls: controls, clock: clock)
+        let input = LiveInput(recorder: self, opened: opened)
+        let loop = RecordLoop(settings, input: input, queue: opened.encoding.queue, outputs: opened.outputs, placement: placement) {
+            [self] in event($0)
+        }
         loop.run()
-        return try finish(loop)
+        return try finish(loop, opened)
     }
 
     /// Each output asked for, opened; when one cannot be, those opened are finished and the

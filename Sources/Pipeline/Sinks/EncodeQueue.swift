@@ -157,10 +157,26 @@ final class EncodeQueue: @unchecked Sendable {
         return .canvas(frame)
     }
 
+    /// A frame to compose into, waiting for the encoder to let go of one (an input that
+    /// keeps every slot: compose's files).
+    func acquireWaiting() -> Acquisition {
+        condition.lock()
+        while free.isEmpty && failure == nil { condition.wait() }
+        if failure != nil { condition.unlock(); return .failed }
+        let frame = free.removeLast()
+        condition.unlock()
+        do { try frame.prepareForWriting() } catch {
+            fail(error)
+            return .failed
+        }
+        return .canvas(frame)
+    }
+
     /// A frame from `acquire` that was not used.
     func giveBack(_ canvas: EncoderFrame) {
         condition.lock()
         free.append(canvas)
+        condition.broadcast()
         condition.unlock()
     }
 
@@ -322,6 +338,7 @@ final class EncodeQueue: @unchecked Sendable {
                     if let previous = lastSent { free.append(previous.token) }
                     lastSent = (picture, token)
                 }
+                condition.broadcast()
                 condition.unlock()
             } catch {
                 fail(error)
