@@ -82,7 +82,7 @@ struct Compose: ParsableCommand {
         let job = ComposeJob(options: options)
         Interruption.install()
         Interruption.interruptInputsOnStop()
-        job.isCancelled = { Interruption.requested }
+        job.controls = Interruption.controls
         if reporting.verbose && !reporting.quiet {
             let encoder = options.video.encoder
             job.onPlan = { plan in for line in plan.lines(encoder: encoder) { say(line) } }

@@ -57,8 +57,8 @@ public struct ComposeSummary: Sendable {
 /// ends). Audio follows the picture sample for sample, so both tracks end together.
 public final class ComposeJob {
     public let options: ComposeOptions
-    /// Polled between frames; true abandons the job (and its temporary file).
-    public var isCancelled: () -> Bool = { false }
+    /// Where a stop comes from (a signal, a key): it abandons the job and its temporary file.
+    public var controls = ControlInbox()
     /// Told after each frame: frames written, and how many BACK's declared duration makes
     /// (nil when its container does not say).
     public var progress: (_ frames: Int, _ expected: Int?) -> Void = { _, _ in }
@@ -92,27 +92,43 @@ public final class ComposeJob {
                                       metadata: o.metadata, inputs: [o.back, o.front] + (o.soundOf.map { [$0] } ?? []))
         for request in o.outputs { try request.check(settings, { _ in }) }
         let file = try FaststartFile(path: o.output, overwrite: o.overwrite, video: video, metadata: o.metadata)
-        let depth = StagePlan.composeQueueDepth(cpus: plan.cpus.wholeCPUs)
-        let sink = EncodingStage(sink: file, canvas: o.video.size, depth: depth)
-        defer { sink.stop() }
+        let fps = Int(o.video.framesPerSecond)
+        // As many frames wait for the encoder as the plan says, and one more is composed into.
+        let queue = try EncodeQueue(sink: file, canvas: o.video.size, depth: StagePlan.composeQueueDepth(cpus: plan.cpus.wholeCPUs) + 1,
+                                    fps: fps)
+        let track = sound.map(TrackSound.init)
+        queue.liveAudio = track
         let context = OutputContext(settings: settings, sources: [], encoders: nil, event: { _ in }, log: { _ in })
         let outputs = try o.outputs.map { request throws(MediaError) in try request.open(context) }
         var written: Int?
         defer { for output in outputs { _ = output.finish(lastSlot: written.map { $0 - 1 }) } }
-        let clock = FrameClock(fps: Int(o.video.framesPerSecond))
-        let pictures = try FilePictures(back: back, front: front, clock: clock, depth: depth)
+        let clock = FrameClock(fps: fps)
+        let pictures: FilePictures
+        do { pictures = try FilePictures(back: back, front: front, clock: clock, depth: StagePlan.composeQueueDepth(cpus: plan.cpus.wholeCPUs)) } catch {
+            queue.abandon()
+            throw error
+        }
         defer { pictures.stop() }
-        let audio = SoundFollower(source: sound, samplesPerFrame: Int(OutputAudio.sampleRate) / clock.fps)
+        let input = FileInput(pictures: pictures, swaps: o.swaps, controls: controls, expected: back.declaredDuration.map(clock.frameCount),
+                              soundFailure: { track?.failure }, progress: progress)
         onStart()
-        let (frames, composedInPlace) = try composeFrames(pictures, step: FrameStep(compositor: compositor), into: sink,
-                                                          audio: audio, outputs: outputs,
-                                                          expected: back.declaredDuration.map(clock.frameCount))
-        try audio.end(at: frames, into: sink)
-        try sink.finishWriting()
+        let loop = RecordLoop(.init(fps: fps, duration: nil, swapped: false, maxEncoderLag: 1, keepsEveryFrame: false,
+                                    controls: controls, clock: MonotonicClock.shared),
+                              input: input, queue: queue, outputs: outputs,
+                              placement: InsetPlacement(compositor: compositor, threads: plan.compositorThreads)) { _ in }
+        loop.run()
+        let frames = loop.timeline.clock.next
+        if let failure = input.failure ?? (loop.timeline.stoppedAt != nil ? .interrupted : nil) {
+            queue.abandon()
+            throw failure
+        }
+        try queue.finish(lastSlot: frames - 1)
+        if let failure = track?.failure { throw failure }
+        try file.finishWriting()
         written = frames
-        return ComposeSummary(frames: frames, duration: clock.time(ofFrame: frames), audioSamples: sink.soundSamplesWritten,
+        return ComposeSummary(frames: frames, duration: clock.time(ofFrame: frames), audioSamples: file.soundSamplesWritten,
                               audioSource: soundName, seconds: Date().timeIntervalSince(started),
-                              composedInPlace: composedInPlace, plan: plan,
+                              composedInPlace: loop.counts.composedInPlace, plan: plan,
                               warnings: [back, front].filter { $0.damagedPackets > 0 }.map {
                                   "\($0.path): \($0.damagedPackets) damaged video packet(s) skipped"
                               } + [back, front].filter(\.leftPartsOutside).map {
@@ -140,37 +156,6 @@ public final class ComposeJob {
             throw .noSound(path: o.audio == .back ? o.back : o.front, asked: o.audio.rawValue)
         }
         return (source, source == nil ? "silence" : o.audio.rawValue)
-    }
-
-    /// Every output frame: the pictures that meet there (`FilePictures`), the roles the
-    /// timeline gives it (the --swap-at schedule is its swap events), composed and written
-    /// with the sound that goes with it, and offered to the outputs. Returns the frames
-    /// written and how many took the inset in place.
-    private func composeFrames(_ pictures: FilePictures, step: FrameStep, into sink: EncodingStage, audio: SoundFollower,
-                               outputs: [any LiveOutput], expected: Int?) throws(MediaError) -> (Int, Int) {
-        var timeline = Timeline(fps: pictures.clock.fps, duration: nil, layout: options.layout, swapped: false)
-        var n = 0, composedInPlace = 0
-        while true {
-            if isCancelled() { throw .interrupted }
-            let more: Bool
-            // A stop interrupts the inputs' reads: what they then fail with is the stop.
-            do { more = try pictures.advance(toFrame: n) } catch { throw isCancelled() ? .interrupted : error }
-            guard more else { break }
-            if options.swaps.isSwapped(frame: n, fps: pictures.clock.fps) != timeline.swapAsked {
-                _ = timeline.take([.swap], now: pictures.clock.time(ofFrame: n))
-            }
-            let newMain = timeline.swapAsked ? pictures.front : pictures.back
-            let swapped = timeline.roles(newMainReduction: newMain.reduction, newMainIsInsetOnly: newMain.isInsetOnly).showing
-            let (frame, inPlace) = try step.frame(back: pictures.back, front: pictures.front, swapped: swapped,
-                                                  canvas: { () throws(MediaError) in try sink.canvas() })
-            if inPlace { composedInPlace += 1 }
-            for output in outputs { output.offer(frame.view, recording: true) }
-            try sink.write(frame: frame, index: Int64(n))
-            try audio.follow(frame: n, into: sink)
-            n += 1
-            progress(n, pictures.total ?? expected)
-        }
-        return (n, composedInPlace)
     }
 
     /// Swap times at or past the output's last frame: they never show, which a user who typed
@@ -250,40 +235,5 @@ final class FilePictures {
             frontNext = try frontPictures.next()
         }
         return true
-    }
-}
-
-/// The composition's sound, sample for sample with the picture: after each frame, as much
-/// as the frames so far last; at the end, exactly that much (silence where the source has
-/// none).
-struct SoundFollower {
-    let source: AudioReader?
-    let samplesPerFrame: Int
-    private let queue = SampleQueue()
-
-    init(source: AudioReader?, samplesPerFrame: Int) {
-        self.source = source
-        self.samplesPerFrame = samplesPerFrame
-    }
-
-    /// Writes the sound up to the end of frame `n`.
-    func follow(frame n: Int, into sink: any Sink) throws(MediaError) {
-        try pull(until: (n + 1) * samplesPerFrame - Int(sink.soundSamplesWritten))
-        try sink.write(sound: queue, final: false)
-    }
-
-    /// Writes the rest: the sound ends exactly where the picture does, after `frames` frames.
-    func end(at frames: Int, into sink: any Sink) throws(MediaError) {
-        let missing = frames * samplesPerFrame - Int(sink.soundSamplesWritten)
-        try pull(until: missing)
-        queue.drop(queue.count - missing)
-        try sink.write(sound: queue, final: true)
-    }
-
-    /// Makes the queue hold `count` samples: decoded sound while there is some, silence after.
-    private func pull(until count: Int) throws(MediaError) {
-        guard count > queue.count else { return }
-        try source?.fill(queue, upTo: count)
-        if queue.count < count { queue.appendSilence(count - queue.count) }
     }
 }

@@ -29,6 +29,8 @@ final class EncodeQueue: @unchecked Sendable {
     /// Frames allocated, all at the start: the pool never grows.
     let poolSize: Int
     private var finishing = false
+    /// Given up on (compose stopped or failed): nothing more is written, not even the sound.
+    private var abandoned = false
     private var failure: MediaError?
     private let sink: any Sink
     /// What the encoder's speed and the sound heard are timed on: the recording's clock.
@@ -246,6 +248,19 @@ final class EncodeQueue: @unchecked Sendable {
         if let failure { throw failure }
     }
 
+    /// Ends the encoding thread after the frame it is on, letting go of what waits: the file
+    /// is abandoned (a stopped or failed composition).
+    func abandon() {
+        condition.lock()
+        for item in queued { if let token = item.token { free.append(token) } }
+        queued.removeAll()
+        abandoned = true
+        finishing = true
+        condition.broadcast()
+        condition.unlock()
+        thread?.join()
+    }
+
     /// How long `finish` waits for a frame to be finished before it gives up on the encoder.
     static let stuckSeconds = 15.0
     /// Whether `finish` gave up on the encoder: its thread may still be in the muxer, which
@@ -346,7 +361,7 @@ final class EncodeQueue: @unchecked Sendable {
             }
         }
         // After a failure the file is kept as it stands: nothing more is written.
-        if error != nil { return }
+        if error != nil || condition.withLock({ abandoned }) { return }
         do {
             // The track ends exactly where the picture does.
             addAudio(upTo: encodedFrames * samplesPerFrame, padding: true)
