@@ -152,7 +152,7 @@ import Testing
         let intermediate = try IntermediateFile(take: path, takeID: takeID, from: from, takeSettings: file.encoders.video.settings,
                                                 audio: file.encoders.audio, metadata: MovWriter.Metadata(), threads: 1)
         var sizes: [Int] = []
-        intermediate.encoders.packetTap = { p, isVideo in if isVideo { sizes.append(Int(p.pointee.size)) } }
+        intermediate.encoders.subscribe { p, isVideo in if isVideo { sizes.append(Int(p.pointee.size)) } }
         for slot in from..<150 {
             paint(slot)
             try intermediate.write(frame: frame, index: Int64(slot))
@@ -166,7 +166,7 @@ import Testing
         let replay = try IntermediateFile(take: dir.path("again.mov"), takeID: takeID, from: from,
                                           takeSettings: file.encoders.video.settings, audio: try AudioEncoder(bitrate: 64_000),
                                           metadata: MovWriter.Metadata(), threads: 1)
-        replay.encoders.packetTap = { p, isVideo in if isVideo { catchUp.offer(p) } }
+        replay.encoders.subscribe { p, isVideo in if isVideo { catchUp.offer(p) } }
         for slot in from..<150 {
             paint(slot)
             try replay.write(frame: frame, index: Int64(slot))

@@ -297,9 +297,19 @@ public final class AudioEncoder: Encoder {
 public final class OutputEncoders {
     public let video: VideoEncoder
     public let audio: AudioEncoder
-    /// Shown every packet (video: true) before the muxer takes it, on the encoding thread:
-    /// a live stream takes its own reference and returns.
-    public var packetTap: ((UnsafeMutablePointer<AVPacket>, Bool) -> Void)?
+    /// Shown every packet (video: true) before the muxer takes it, on the encoding thread,
+    /// each in the order it subscribed: a live stream, the catch-up of an intermediate. Each
+    /// takes its own reference and returns.
+    private var subscribers: [(UnsafeMutablePointer<AVPacket>, Bool) -> Void] = []
+
+    /// Adds `subscriber` to those shown every packet; before the first frame is encoded.
+    public func subscribe(_ subscriber: @escaping (UnsafeMutablePointer<AVPacket>, Bool) -> Void) {
+        subscribers.append(subscriber)
+    }
+
+    private func tap(_ packet: UnsafeMutablePointer<AVPacket>, isVideo: Bool) {
+        for subscriber in subscribers { subscriber(packet, isVideo) }
+    }
 
     /// The video encoder first: it is the one that may not open (a codec this FFmpeg lacks).
     public init(settings: VideoEncoderSettings) throws(MediaError) {
@@ -330,7 +340,7 @@ public final class OutputEncoders {
                        deliver: (UnsafeMutablePointer<AVPacket>, Bool) throws(MediaError) -> Void) throws(MediaError) {
         try video.send(frame.frame.pointer, frameIndex: index) { (p) throws(MediaError) in
             lastPictureOut = max(lastPictureOut, p.pointee.pts)
-            packetTap?(p, true)
+            tap(p, isVideo: true)
             try deliver(p, true)
         }
     }
@@ -339,7 +349,7 @@ public final class OutputEncoders {
     public func encode(from queue: SampleQueue, final: Bool,
                        deliver: (UnsafeMutablePointer<AVPacket>, Bool) throws(MediaError) -> Void) throws(MediaError) {
         try audio.encode(from: queue, final: final) { (p) throws(MediaError) in
-            packetTap?(p, false)
+            tap(p, isVideo: false)
             try deliver(p, false)
         }
     }
@@ -362,11 +372,11 @@ public final class OutputEncoders {
     /// As `drain(into:)`, each packet handed to `deliver` after the tap.
     public func drain(deliver: (UnsafeMutablePointer<AVPacket>, Bool) throws(MediaError) -> Void) throws(MediaError) {
         try video.encode(nil) { (p) throws(MediaError) in
-            packetTap?(p, true)
+            tap(p, isVideo: true)
             try deliver(p, true)
         }
         try audio.encode(nil) { (p) throws(MediaError) in
-            packetTap?(p, false)
+            tap(p, isVideo: false)
             try deliver(p, false)
         }
     }

@@ -46,13 +46,11 @@ struct SlotPictures {
     var pictures: [(source: any FrameSource, frame: LiveFrame)]
 }
 
-/// What an output says of itself at the end, for the recording's summary.
-enum OutputReport {
-    case nothing
-    case virtualCamera(VirtualCameraSummary)
-    case stream(LiveStreamSummary)
-    /// Each camera's own file, and the sidecar with the swaps.
-    case isoFiles([String])
+/// What an output says of itself at the end: its own entry in the recording's summary,
+/// which it writes itself (the engine knows no output by kind).
+struct OutputReport {
+    let contribute: @Sendable (inout RecordSummary) -> Void
+    static var nothing: OutputReport { OutputReport { _ in } }
 }
 
 /// What an output is checked and opened against: the take's file (if any) and how it is

@@ -42,14 +42,7 @@ extension Recorder {
         // The file is whole: the catch-up's thread ends once the frames its encoder held are
         // done (at the encoders' level), rather than run on into the process's exit.
         opened.encoding.keeping?.catchUpEnded(timeout: 10)
-        for report in reports {
-            switch report {
-            case .nothing: break
-            case let .virtualCamera(s): result.virtualCamera = s
-            case let .stream(s): result.stream = s
-            case let .isoFiles(files): result.isoFiles = files
-            }
-        }
+        for report in reports { report.contribute(&result) }
         return result
     }
 

@@ -311,6 +311,7 @@ extension IsoRecording: LiveOutput {
             remove()
             return .nothing
         }
-        return .isoFiles(finishTracks(lastSlot: lastSlot) + [Self.sidecar(for: take)])
+        let files = finishTracks(lastSlot: lastSlot) + [Self.sidecar(for: take)]
+        return OutputReport { $0.isoFiles = files }
     }
 }

@@ -134,7 +134,7 @@ final class KeepingSink: Sink {
                                                      decoderThreads: catchUpDecoderThreads,
                                                      byteLimit: IntermediateCatchUp.defaultByteLimit) else { return }
         self.catchUp = catchUp
-        opened.encoders.packetTap = { packet, isVideo in if isVideo { catchUp.offer(packet) } }
+        opened.encoders.subscribe { packet, isVideo in if isVideo { catchUp.offer(packet) } }
         let worker = worker
         catchUp.start(into: file.writer) { worker.lastPictureWhenEnded() }
     }

@@ -266,7 +266,7 @@ extension OutputRequest {
             guard let encoders = context.encoders else { throw .outputUnusable("--stream: nothing is encoded to send") }
             let parameters = try StreamParameters(encoders: encoders)
             let live = try LiveStream(url: url, parameters: parameters, log: context.event)
-            encoders.packetTap = { packet, isVideo in
+            encoders.subscribe { packet, isVideo in
                 if let kept = StreamPacket(referencing: packet, isVideo: isVideo, parameters: parameters) { live.offer(kept) }
             }
             live.start()
@@ -280,6 +280,7 @@ extension LiveStream: LiveOutput {
     /// After the file is whole: what the stream still holds goes out (within its time limits).
     func finish(lastSlot: Int?) -> OutputReport {
         stop()
-        return .stream(summary)
+        let summary = summary
+        return OutputReport { $0.stream = summary }
     }
 }

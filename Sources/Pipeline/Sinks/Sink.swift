@@ -4,7 +4,7 @@ import MediaIO
 /// then an end. `compose` writes to a `FaststartFile`, `record` (through its `EncodeQueue`)
 /// to a `RecordingFile`, or with no file (`-o none`) to a `DiscardingSink`. A live stream
 /// (`LiveStream`) is no second sink: it shares the file's encoding, taking each packet the
-/// encoders hand the muxer (`OutputEncoders.packetTap`), so nothing is encoded twice. What shows
+/// encoders hand the muxer (`OutputEncoders.subscribe`), so nothing is encoded twice. What shows
 /// the pictures live (the preview, `VirtualCamera`) is a `PictureObserver` instead: it is
 /// given each picture as it is composed, and must not wait for an encoder that may be
 /// behind real time.

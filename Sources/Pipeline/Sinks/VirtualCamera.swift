@@ -129,6 +129,7 @@ extension VirtualCamera: LiveOutput {
     var showsPictures: Bool { true }
     func finish(lastSlot: Int?) -> OutputReport {
         stop()
-        return .virtualCamera(VirtualCameraSummary(device: path, framesWritten: written, framesSkipped: skipped, failure: failure))
+        let summary = VirtualCameraSummary(device: path, framesWritten: written, framesSkipped: skipped, failure: failure)
+        return OutputReport { $0.virtualCamera = summary }
     }
 }
