@@ -54,7 +54,9 @@ public struct ComposeSummary: Sendable {
 ///
 /// BACK sets the clock: the output has as many 30 fps frames as BACK lasts, each showing the
 /// newest BACK and FRONT pictures due at its time (FRONT holds its last picture once it
-/// ends). Audio follows the picture sample for sample, so both tracks end together.
+/// ends). Audio follows the picture sample for sample, so both tracks end together. It
+/// opens what can fail on bad input, then runs the engine's loop (`RecordLoop`) over the two
+/// files (`FileInput`) into the encode stage and the file.
 public final class ComposeJob {
     public let options: ComposeOptions
     /// Where a stop comes from (a signal, a key): it abandons the job and its temporary file.

@@ -1,8 +1,9 @@
 import MediaIO
 
 /// Where the engine's output goes: output frames in order, the sound that goes with them,
-/// then an end. `compose` writes to a `FaststartFile`, `record` (through its `EncodeQueue`)
-/// to a `RecordingFile`, or with no file (`-o none`) to a `DiscardingSink`. A live stream
+/// then an end, handed over by the `EncodeQueue` on its own thread: `compose`'s go to a
+/// `FaststartFile`, `record`'s to a `RecordingFile`, or with no file (`-o none`) to a
+/// `DiscardingSink`. A live stream
 /// (`LiveStream`) is no second sink: it shares the file's encoding, taking each packet the
 /// encoders hand the muxer (`OutputEncoders.subscribe`), so nothing is encoded twice. What shows
 /// the pictures live (the preview, `VirtualCamera`) is a `PictureObserver` instead: it is
