@@ -343,3 +343,52 @@ extension RecordLoopVirtualTests {
         #expect(Self.heard(take, at: 29 * 1600 - 1) == 2080 + 29 * 1600 - 1)
     }
 }
+
+/// What the outputs beside the take are given, and the skip policy of a take that keeps
+/// every frame.
+extension RecordLoopVirtualTests {
+    @Test func whilePausedThePicturesAreShownButNotRecorded() throws {
+        let take = VirtualTake()
+        let window = WatchingOutput()
+        take.outputs = [window]
+        Self.twoCameras(take)
+        take.press(.pauseOrResume, at: 1.0)
+        take.press(.pauseOrResume, at: 2.0)
+        take.press(.stop, at: 3.0)
+        _ = try take.run()
+        // Recorded: back 1...29, then 60...89; shown only: the 30 pictures in between (30...59).
+        #expect(window.offered.filter(\.recording).map(\.main) == take.mains)
+        #expect(window.offered.filter { !$0.recording }.map(\.main) == Self.backs(30..<60))
+        #expect(window.offered.map(\.main) == Self.backs(1..<90))
+    }
+
+    @Test func theCamerasOwnPicturesOfEachSlotGoToTheOutputsThatTakeThem() throws {
+        let take = VirtualTake()
+        let iso = WatchingOutput(takesSourcePictures: true)
+        take.outputs = [iso]
+        take.plan.duration = 2
+        Self.twoCameras(take)
+        take.press(.swap, at: 1.0)
+        _ = try take.run()
+        #expect(iso.taken.map(\.slot) == Array(0..<60))
+        // The driving camera's picture first, whichever is full frame.
+        #expect(iso.taken.map(\.pictures) == (0..<60).map { ["b\(($0 + 1) % 50)", "f\($0 % 50)"] })
+        #expect(iso.taken.map(\.swapped) == Array(repeating: false, count: 29) + Array(repeating: true, count: 31))
+    }
+
+    @Test func keepingEveryFrameASinkThatFallsBehindIsWaitedForUpToASecondOfSlots() throws {
+        // The sink stands for a keeping sink that cannot take frames as they come (its
+        // intermediate's disk stalled): 0.2 s a frame.
+        let take = VirtualTake(encoderSecondsPerFrame: [0.2])
+        take.keepsEveryFrame = true
+        take.plan.duration = 4
+        Self.twoCameras(take)
+        let summary = try take.run()
+        // Its speed is no reason to skip: slots wait until 30 of them do (slot 35, at 1.17 s,
+        // with 5 done); from then on a second of them always waits, so every slot goes but
+        // the last.
+        #expect(take.heard.lines.contains { $0.hasPrefix("at 1.17 s the encoder is behind") })
+        #expect(take.indices == Array(0..<35) + [119])
+        #expect(summary.encoderSkippedFrames == 84)
+    }
+}

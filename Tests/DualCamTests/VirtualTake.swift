@@ -279,6 +279,11 @@ final class VirtualTake {
     let start: Double
     /// The sound heard, when the test asks for it (else a silent track).
     var microphone: VirtualMicrophone?
+    /// Outputs beside the take (they see what the loop offers them).
+    var outputs: [any LiveOutput] = []
+    /// Every frame kept (a take's file with an intermediate to fall back on): slots are
+    /// skipped only for memory.
+    var keepsEveryFrame = false
 
     init(twoCameras: Bool = true, cameraSize: Size = VirtualTake.canvas, arrangement: Arrangement = .pip,
          encoderSecondsPerFrame: [Double] = []) {
@@ -343,8 +348,15 @@ final class VirtualTake {
         queue.liveAudio = microphone
         let opened = Recorder.Opened(sources: SourceSet(cameras, clock: clock),
                                      encoding: .init(file: nil, sink: sink, keeping: nil, encoders: nil, queue: queue),
-                                     outputs: [], audio: microphone)
-        return try recorder.record(opened, placement: InsetPlacement(compositor: compositor, threads: 1))
+                                     outputs: outputs, audio: microphone)
+        guard keepsEveryFrame else { return try recorder.record(opened, placement: InsetPlacement(compositor: compositor, threads: 1)) }
+        // As `Recorder.record` makes it for a take whose sink keeps every frame.
+        let settings = RecordLoop.Settings(fps: 30, duration: plan.duration, swapped: plan.swap, maxEncoderLag: plan.maxEncoderLag,
+                                           keepsEveryFrame: true, controls: inbox, clock: clock)
+        let loop = RecordLoop(settings, input: LiveInput(recorder: recorder, opened: opened), queue: queue, outputs: outputs,
+                              placement: InsetPlacement(compositor: compositor, threads: 1)) { recorder.event($0) }
+        loop.run()
+        return try recorder.finish(loop, opened)
     }
 
     /// Which picture each slot's main shows: "b0" for the back camera's first, "f3" for the
@@ -359,6 +371,29 @@ final class VirtualTake {
         if (130..<230).contains(l) && l % 2 == 0 { return "f\((l - 130) / 2)" }
         return "?\(l)"
     }
+}
+
+/// An output that keeps what the loop offers it: each composed picture's main grey and
+/// whether it was recorded, and the cameras' own pictures of each recorded slot.
+final class WatchingOutput: LiveOutput {
+    private(set) var offered: [(main: String, recording: Bool)] = []
+    private(set) var taken: [(slot: Int, swapped: Bool, pictures: [String])] = []
+    let takesSourcePictures: Bool
+    var showsPictures: Bool { true }
+
+    init(takesSourcePictures: Bool = false) { self.takesSourcePictures = takesSourcePictures }
+
+    func offer(_ picture: I420View, recording: Bool) {
+        let y = picture.y
+        offered.append((VirtualTake.name(y.row(y.height / 2)[y.width / 2]), recording))
+    }
+
+    func take(_ slot: SlotPictures) {
+        let names = slot.pictures.map { VirtualTake.name($0.frame.buffer.view.y.row(0)[0]) }
+        taken.append((slot.slot, slot.swapped, names))
+    }
+
+    func finish(lastSlot: Int?) -> OutputReport { .nothing }
 }
 
 extension ScriptedCamera {
