@@ -6,9 +6,9 @@ import MediaIO
 /// `DiscardingSink`. A live stream
 /// (`LiveStream`) is no second sink: it shares the file's encoding, taking each packet the
 /// encoders hand the muxer (`OutputEncoders.subscribe`), so nothing is encoded twice. What shows
-/// the pictures live (the preview, `VirtualCamera`) is a `PictureObserver` instead: it is
-/// given each picture as it is composed, and must not wait for an encoder that may be
-/// behind real time.
+/// the pictures live (`VirtualCamera`; the preview window, a `PictureObserver` of another
+/// module, through `OutputRequest.preview`) is a `LiveOutput` instead: it is given each
+/// picture as it is composed, and must not wait for an encoder that may be behind real time.
 package protocol Sink: AnyObject {
     /// Writes output frame `index` (encoded, when the sink encodes). The frame is only read.
     func write(frame: EncoderFrame, index: Int64) throws(MediaError)

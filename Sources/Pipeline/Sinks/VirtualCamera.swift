@@ -10,7 +10,7 @@ import MediaIO
 /// device with no room skips the frame, one that goes away (the module unloaded) is said
 /// once and written to no more.
 // Sendable: indices and counts under `condition`; a buffer is written by one side at a time (`ready`, `writing`).
-public final class VirtualCamera: PictureObserver, @unchecked Sendable {
+public final class VirtualCamera: @unchecked Sendable {
     public let path: String
     private let device: V4L2Output
     private let buffers: [UnsafeMutableRawBufferPointer]
