@@ -124,7 +124,7 @@ public final class ComposeJob {
             queue.abandon()
             throw failure
         }
-        try queue.finish(lastSlot: frames - 1)
+        try queue.finish(lastSlot: frames - 1, patience: nil)
         if let failure = track?.failure { throw failure }
         try file.finishWriting()
         written = frames

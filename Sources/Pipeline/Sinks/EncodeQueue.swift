@@ -223,7 +223,10 @@ final class EncodeQueue: @unchecked Sendable {
     /// Encodes what is queued, then returns (the file is not finished here). `lastSlot`:
     /// the slot the file ends with; when it was skipped (the encoder behind), the picture
     /// before it is sent there again, so the file is as long as what was recorded.
-    func finish(lastSlot: Int? = nil) throws(MediaError) {
+    /// `patience`: how long a frame may take before the encoder is given up on; nil waits as
+    /// long as it takes (compose: a 4K frame at a slow preset on two CPUs can take longer
+    /// than a stalled disk would, and the user can stop it).
+    func finish(lastSlot: Int? = nil, patience: Double? = stuckSeconds) throws(MediaError) {
         condition.lock()
         if let lastSlot, let last = queued.last?.index ?? encoding ?? (framesEncoded > 0 ? framesEncoded - 1 : nil), last < lastSlot {
             queued.append((lastSlot, nil, nil))
@@ -239,10 +242,10 @@ final class EncodeQueue: @unchecked Sendable {
             if encodedFrames != encoded {
                 encoded = encodedFrames
                 progressAt = monotonicNow()
-            } else if monotonicNow() - progressAt > Self.stuckSeconds {
+            } else if let patience, monotonicNow() - progressAt > patience {
                 isStuck = true
                 throw .encoderFailed(name: "video", reason: String(format: "no frame finished for %.0f s (a disk that does "
-                                     + "not answer?); stopped waiting for it", Self.stuckSeconds))
+                                     + "not answer?); stopped waiting for it", patience))
             }
         }
         if let failure { throw failure }
