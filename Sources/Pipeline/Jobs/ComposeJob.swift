@@ -97,7 +97,7 @@ public final class ComposeJob {
         let fps = Int(o.video.framesPerSecond)
         // As many frames wait for the encoder as the plan says, and one more is composed into.
         let queue = try EncodeQueue(sink: file, canvas: o.video.size, depth: StagePlan.composeQueueDepth(cpus: plan.cpus.wholeCPUs) + 1,
-                                    fps: fps)
+                                    fps: fps, threadName: "dualcam-encode")
         let track = sound.map(TrackSound.init)
         queue.liveAudio = track
         let context = OutputContext(settings: settings, sources: [], encoders: nil, event: { _ in }, log: { _ in })

@@ -127,8 +127,9 @@ final class EncodeQueue: @unchecked Sendable {
     /// `lowered`: it encodes the take itself, with no intermediate behind it: its thread runs
     /// at such an encoder's level (`ThreadPriority.liveEncoderLevel`), below the picture's.
     /// `companion`: it encodes a file beside the take, at that level (`companionNiceness`).
+    /// `threadName`: what `top -H` shows for its thread, when the default says the wrong thing.
     init(sink: any Sink, canvas: Size, depth: Int = 32, fps: Int, lowered: Bool = false, companion: Bool = false,
-         clock: any EngineClock = MonotonicClock.shared) throws(MediaError) {
+         threadName: String? = nil, clock: any EngineClock = MonotonicClock.shared) throws(MediaError) {
         self.sink = sink
         self.clock = clock
         free = []
@@ -138,7 +139,7 @@ final class EncodeQueue: @unchecked Sendable {
         free.reserveCapacity(depth)
         queued.reserveCapacity(depth)
         // Not lowered, it hands frames to a sink that encodes on a thread of its own.
-        thread = OwnedThread(name: lowered ? "dualcam-encoder" : "dualcam-handover") { [self] in
+        thread = OwnedThread(name: threadName ?? (lowered ? "dualcam-encoder" : "dualcam-handover")) { [self] in
             if companion { ThreadPriority.lowerCurrentThreadToCompanions() } else if lowered {
                 ThreadPriority.lowerCurrentThreadToEncoders(live: true)
             }
