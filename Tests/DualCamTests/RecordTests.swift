@@ -84,16 +84,11 @@ import Testing
         try #require(looped.status == 0, "\(looped.stderr)")
         // Read once encoded pictures reach the file (unnamed until it is whole: read through the
         // descriptor): the encoder's opening, which sets its pool's level, is over by then.
-        let (r, threads) = try Self.threadLevels(of: ["compose", long, Reference.front, "-o", dir.path("c.mov"),
+        try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
+        let (r, threads) = try Self.threadLevels(of: ["compose", long, Reference.front, "-o", dir.path("out/c.mov"),
                                                       "--codec", "hevc", "--quiet"], interrupt: true) { pid, _, threads in
-            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-            let written = fds.contains { fd in
-                var st = stat()
-                let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) ?? ""
-                return target.hasPrefix(dir.url.path) && !target.hasSuffix("long.mp4") && stat("/proc/\(pid)/fd/\(fd)", &st) == 0
-                    && st.st_size > 64 * 1024
-            }
-            return threads.filter { $0.name == "dualcam-encopen" }.count >= 3 && written
+            // Its input is in the folder too, and larger: the output in a folder of its own.
+            threads.filter { $0.name == "dualcam-encopen" }.count >= 3 && bytesWritten(by: pid, in: dir.path("out")) > 64 * 1024
         }
         #expect(r.status == 130, "\(r.stderr)")
         let shown = threads.map { "\($0.name)(\($0.tid)) \($0.nice)" }.joined(separator: ", ")

@@ -125,6 +125,18 @@ final class LiveOutput: Sendable {
     }
 }
 
+/// The size of the largest file process `pid` has open in `folder` (0 if none): how far
+/// a writer has got, even with a file that has no name until it is whole.
+func bytesWritten(by pid: Int32, in folder: String) -> Int {
+    let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return fds.map { fd -> Int in
+        var st = stat()
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) ?? ""
+        guard target.hasPrefix(folder + "/"), stat("/proc/\(pid)/fd/\(fd)", &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return 0 }
+        return Int(st.st_size)
+    }.max() ?? 0
+}
+
 /// Until `seconds` have passed since `moment`: a time in the take, counted from what the
 /// program said (when it started recording, paused, ...) rather than from its launch.
 func waitUntil(_ seconds: Double, after moment: Date, sourceLocation: SourceLocation = #_sourceLocation) {
