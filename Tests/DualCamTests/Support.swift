@@ -102,9 +102,11 @@ final class LiveOutput: Sendable {
                  sourceLocation: SourceLocation = #_sourceLocation) -> Date? {
         var gaveUp = false
         let said = waitUntil("the line \"\(text)\"", timeout: timeout, quietly: true, sourceLocation: sourceLocation) {
+            // Whether it had ended before the look: its last words may hold the line.
+            let over = ended
             if (onStdout ? stdout : stderr).contains(text) { return true }
-            gaveUp = ended
-            return gaveUp
+            gaveUp = over
+            return over
         }
         guard said, !gaveUp else {
             let why = gaveUp ? "the program ended" : "\(timeout) s passed"
@@ -223,6 +225,8 @@ func dualcam(_ arguments: [String], input: Pipe? = nil, onStart: ((Process) -> V
     try run(Env.dualcam, arguments, input: input, onStart: onStart)
 }
 
+/// With what it says while it runs, for a test that acts on it (a trailing closure of two
+/// arguments lands here).
 func dualcam(_ arguments: [String], input: Pipe? = nil, whileRunning: ((Process, LiveOutput) -> Void)?) throws -> RunResult {
     try run(Env.dualcam, arguments, input: input, whileRunning: whileRunning)
 }
