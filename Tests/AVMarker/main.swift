@@ -54,6 +54,8 @@ final class HeardTimes: @unchecked Sendable {
     func next(_ i: Int) -> Double { due.wait(); lock.lock(); defer { lock.unlock() }; return times[i] }
 }
 let heard = HeardTimes()
+/// Signalled when the control thread has flipped and printed for every beep.
+let allFlipped = DispatchSemaphore(value: 0)
 
 // The control flips on its own thread, sleeping until each beep is heard.
 let flipper = Thread {
@@ -67,6 +69,7 @@ let flipper = Thread {
         let t1 = monotonic()
         FileHandle.standardOutput.write(Data(String(format: "marker %d beep=%.6f control=%.6f..%.6f\n", i, at, t0, t1).utf8))
     }
+    allFlipped.signal()
 }
 flipper.start()
 
@@ -117,6 +120,7 @@ while position < end {
 }
 if recovered > 0 { FileHandle.standardError.write(Data("dualcam-av-marker: \(recovered) underrun(s) between markers, recovered\n".utf8)) }
 snd_pcm_drain(pcm)
-// The last control flip is due before the drained buffer's end; give its thread time to print.
-Thread.sleep(forTimeInterval: 0.3)
+// The last control flip is due before the drained buffer's end: its line is waited for (a
+// beep never announced would hold it for ever, hence the bound).
+_ = allFlipped.wait(timeout: .now() + 2)
 snd_pcm_close(pcm)

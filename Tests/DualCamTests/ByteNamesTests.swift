@@ -79,17 +79,24 @@ extension RecordTests {
         let dir = try TempDir()
         // Made and entered by the shell from its bytes: Swift's String cannot hold the name.
         let inFolder = "cd \"$(printf 'caf\\351')\" && "
-        func shell(_ script: String) throws -> RunResult {
-            try run("/bin/sh", ["-c", "cd \"$1\" && " + script, "sh", dir.url.path, Env.dualcam, Reference.back, Reference.front])
+        func shell(_ script: String, whileRunning: ((Process, LiveOutput) -> Void)? = nil) throws -> RunResult {
+            try run("/bin/sh", ["-c", "cd \"$1\" && " + script, "sh", dir.url.path, Env.dualcam, Reference.back, Reference.front],
+                    whileRunning: whileRunning)
         }
         let made = try shell("mkdir \"$(printf 'caf\\351')\" && " + inFolder + "cp \"$3\" back.mp4 && cp \"$4\" front.mkv")
         try #require(made.status == 0, "\(made.stderr)")
+        // The take to finish, killed a second into it (exec: the kill reaches dualcam, not the shell).
+        let killed = try shell(inFolder + "exec \"$2\" record --back back.mp4 --duration 3 --audio none --size 320x180 "
+                               + "--skip-speed-check -o k.mov") { p, said in
+            said.waitForTake(of: 1)
+            kill(p.processIdentifier, SIGKILL)
+        }
+        #expect(killed.status == SIGKILL && !killed.stderr.contains("does not exist"), "\(killed.status) \(killed.stderr)")
         let steps = [
             "\"$2\" compose back.mp4 front.mkv -o c.mov --size 320x180",
             "\"$2\" record --back back.mp4 --front front.mkv --iso --duration 1 --audio back --size 320x180 --skip-speed-check -o r.mov",
             "\"$2\" relayout r.mov -o rl.mov --size 320x180",
-            "{ \"$2\" record --back back.mp4 --duration 3 --audio none --size 320x180 --skip-speed-check -o k.mov & p=$!; sleep 1.5; "
-                + "kill -9 $p; wait $p; \"$2\" finish k.mov; }",
+            "\"$2\" finish k.mov",
         ]
         for step in steps {
             let r = try shell(inFolder + step)
@@ -111,21 +118,28 @@ extension RecordTests {
     func everyCommandTakesNamesThroughAFolderWhoseNameIsNotUTF8() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        func shell(_ script: String) throws -> RunResult {
+        func shell(_ script: String, whileRunning: ((Process, LiveOutput) -> Void)? = nil) throws -> RunResult {
             try run("/bin/sh", ["-c", "D=\"$1/$(printf 'caf\\351')\"; cd / && " + script, "sh", dir.url.path, Env.dualcam,
-                                Reference.back, Reference.front])
+                                Reference.back, Reference.front], whileRunning: whileRunning)
         }
         let made = try shell("mkdir \"$D\" && cp \"$3\" \"$D/back.mp4\" && cp \"$4\" \"$D/front.mkv\"")
         try #require(made.status == 0, "\(made.stderr)")
+        let shownFolder = dir.url.path + "/caf\\xE9/"
+        // The take to finish, killed a second into it (exec: the kill reaches dualcam, not the shell).
+        let killed = try shell("exec \"$2\" record --back \"$D/back.mp4\" --duration 3 --audio none --size 320x180 --skip-speed-check "
+                               + "-o \"$D/k.mov\"") { p, said in
+            said.waitForTake(of: 1)
+            kill(p.processIdentifier, SIGKILL)
+        }
+        #expect(killed.status == SIGKILL && killed.stderr.contains(shownFolder) && !killed.stderr.contains("/proc/"),
+                "\(killed.status) \(killed.stderr)")
         let steps = [
             "\"$2\" compose \"$D/back.mp4\" \"$D/front.mkv\" --output=\"$D/c.mov\" --size 320x180",
             "\"$2\" record --back \"$D/back.mp4\" --front \"$D/front.mkv\" --iso --duration 1 --audio back --size 320x180 "
                 + "--skip-speed-check -o \"$D/r.mov\"",
             "\"$2\" relayout \"$D/r.mov\" -o \"$D/rl.mov\" --size 320x180",
-            "{ \"$2\" record --back \"$D/back.mp4\" --duration 3 --audio none --size 320x180 --skip-speed-check -o \"$D/k.mov\" & "
-                + "p=$!; sleep 1.5; kill -9 $p; wait $p; \"$2\" finish \"$D/k.mov\"; }",
+            "\"$2\" finish \"$D/k.mov\"",
         ]
-        let shownFolder = dir.url.path + "/caf\\xE9/"
         for step in steps {
             let r = try shell(step)
             #expect(r.status == 0 && r.stdout.contains(shownFolder) && !(r.stdout + r.stderr).contains("/proc/"),

@@ -75,23 +75,36 @@ import Testing
         let long = dir.path("long.mp4")
         try makeClip(long, ["-f", "lavfi", "-i", "testsrc2=s=1280x720:r=30:d=30", "-f", "lavfi", "-i", "sine=d=30",
                             "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest"])
+        // Landing at points of the composition rather than at seconds from the launch (a busy
+        // machine is still opening at 1 s): once it says it composes (nil), then once its file
+        // holds that many bytes. OUT is in a folder of its own, where its file (unnamed until
+        // whole) is told from the input's.
+        let outDir = try TempDir()
+        func reached(_ process: Process, _ bytes: Int) {
+            waitUntil("\(bytes) bytes of the composition", timeout: 60) {
+                !process.isRunning || bytesWritten(by: process.processIdentifier, in: outDir.url.path) > bytes
+            }
+        }
         // SIGQUIT (Ctrl-\\) too: the Swift runtime printed a crash report for it and went on.
-        for (n, (signal, delay)) in [(SIGINT, 0.3), (SIGINT, 1.0), (SIGINT, 2.0), (SIGTERM, 1.5), (SIGQUIT, 1.2)].enumerated() {
-            let out = dir.path("c\(n).mov")
-            let r = try dualcam(["compose", long, Reference.front, "-o", out]) { process in
-                Thread.sleep(forTimeInterval: delay)
+        let cases: [(Int32, Int?)] = [(SIGINT, nil), (SIGINT, 64 << 10), (SIGINT, 1 << 20), (SIGTERM, 512 << 10), (SIGQUIT, 256 << 10)]
+        for (n, (signal, bytes)) in cases.enumerated() {
+            let out = outDir.path("c\(n).mov")
+            let r = try dualcam(["compose", long, Reference.front, "-o", out]) { process, said in
+                if let bytes { reached(process, bytes) } else { said.waitFor("composing ", onStdout: true) }
                 kill(process.processIdentifier, signal)
             }
+            let when = bytes.map { "at \($0) bytes" } ?? "as it said it composes"
             #expect(r.status == 128 + signal && r.stderr == "dualcam: interrupted; no output written\n",
-                    "signal \(signal) after \(delay) s: \(r.status) \(r.stderr)")
+                    "signal \(signal) \(when): \(r.status) \(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out))
         }
-        // A swap signal is a recording's: a composition goes on (it was killed by it, exit 138).
-        let swapAsked = try dualcam(["compose", long, Reference.front, "-o", dir.path("usr1.mov")]) { process in
-            Thread.sleep(forTimeInterval: 1.0)
+        // A swap signal is a recording's: a composition goes on (it was killed by it, exit 138),
+        // its file growing after them.
+        let swapAsked = try dualcam(["compose", long, Reference.front, "-o", outDir.path("usr1.mov")]) { process in
+            reached(process, 64 << 10)
             kill(process.processIdentifier, SIGUSR1)
             kill(process.processIdentifier, SIGUSR2)
-            Thread.sleep(forTimeInterval: 0.5)
+            reached(process, bytesWritten(by: process.processIdentifier, in: outDir.url.path) + (64 << 10))
             kill(process.processIdentifier, SIGINT)
         }
         #expect(swapAsked.status == 130 && swapAsked.stderr == "dualcam: interrupted; no output written\n",

@@ -102,10 +102,10 @@ import Testing
         for busy in [6, 12] {
             let keptUp = try Self.withBusyCores(busy) { () throws -> Bool in
                 var memory: [Int] = [], stopTook = 0.0
-                let s = try dualcam(options + ["-o", stopped]) { p in
-                    Thread.sleep(forTimeInterval: 5)
+                let s = try dualcam(options + ["-o", stopped]) { p, said in
+                    let started = said.waitForTake(of: 5) ?? Date()
                     memory.append(Self.residentKB(p.processIdentifier) ?? 0)
-                    Thread.sleep(forTimeInterval: 15)
+                    waitUntil(20, after: started)
                     memory.append(Self.residentKB(p.processIdentifier) ?? 0)
                     let asked = ProcessInfo.processInfo.systemUptime
                     kill(p.processIdentifier, SIGINT)
@@ -124,8 +124,8 @@ import Testing
                 if skipped == 0 && busy < 12 { return true }
                 #expect(skipped > 0, "the encoder kept up beside \(busy): nothing here was tested \(summary)")
 
-                let k = try dualcam(options + ["-o", killed]) { p in
-                    Thread.sleep(forTimeInterval: 8)
+                let k = try dualcam(options + ["-o", killed]) { p, said in
+                    said.waitForTake(of: 8)
                     kill(p.processIdentifier, SIGKILL)
                 }
                 #expect(k.status != 0)
@@ -188,9 +188,8 @@ import Testing
 
             // Killed 10 s into the recording: from when its file is made (the sources open first).
             let k = try dualcam(options + ["--duration", "30", "-o", killed]) { p in
-                let launched = Date()
-                while OutputPath.entry(killed) == nil && Date().timeIntervalSince(launched) < 30 { Thread.sleep(forTimeInterval: 0.01) }
-                Thread.sleep(forTimeInterval: 10)
+                waitUntil("the take's file", timeout: 30) { OutputPath.entry(killed) != nil }
+                waitUntil(10, after: Date())
                 kill(p.processIdentifier, SIGKILL)
             }
             #expect(k.status != 0)
@@ -207,8 +206,8 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let cam = try Self.camera(in: dir), out = dir.path("killed.mov")
-        let r = try dualcam(["record", "--skip-speed-check", "--back", cam, "--front", Reference.front, "-o", out]) { p in
-            Thread.sleep(forTimeInterval: 4.2)
+        let r = try dualcam(["record", "--skip-speed-check", "--back", cam, "--front", Reference.front, "-o", out]) { p, said in
+            said.waitForTake(of: 4.2)
             kill(p.processIdentifier, SIGKILL)
         }
         #expect(r.status == SIGKILL)
@@ -268,7 +267,7 @@ import Testing
         while !String(decoding: said, as: UTF8.self).contains("recording to"), Date() < deadline, p.isRunning {
             said.append(stderr.fileHandleForReading.availableData)
         }
-        Thread.sleep(forTimeInterval: 2)
+        waitUntil(2, after: Date())
         try stdout.fileHandleForReading.close()
         try stderr.fileHandleForReading.close()
         kill(p.processIdentifier, SIGHUP)
@@ -287,8 +286,8 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let cam = try Self.camera(in: dir), out = dir.path("int.mov")
-        let r = try dualcam(["record", "--skip-speed-check", "--back", cam, "--front", Reference.front, "-o", out, "--location", "+48.8584+002.2945/"]) { p in
-            Thread.sleep(forTimeInterval: 3)
+        let r = try dualcam(["record", "--skip-speed-check", "--back", cam, "--front", Reference.front, "-o", out, "--location", "+48.8584+002.2945/"]) { p, said in
+            said.waitForTake(of: 2.8)
             kill(p.processIdentifier, SIGINT)
         }
         try #require(r.status == 0, "\(r.stderr)")
@@ -296,7 +295,7 @@ import Testing
         let probe = try Probe(out)
         let v = try #require(probe.stream("video"))
         let frames = Int(v["nb_frames"] as? String ?? "") ?? 0
-        // Stopped 3 s after starting: a little less, for the start-up.
+        // Stopped 2.8 s into the take: 84 frames, and what the stop's latency adds.
         #expect((75...91).contains(frames), "\(frames) frames")
         #expect(Probe.number(v["start_time"]) == 0)
         let tags = probe.format["tags"] as? [String: Any] ?? [:]
@@ -371,8 +370,9 @@ import Testing
         try Data("an older take".utf8).write(to: URL(fileURLWithPath: out))
         var finish: RunResult?, second: RunResult?
         let r = try dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "4", "--size", "640x360",
-                             "--overwrite", "-o", out]) { _ in
-            Thread.sleep(forTimeInterval: 2.5)
+                             "--overwrite", "-o", out]) { _, said in
+            // A second in: the older take at OUT is replaced once the take holds a picture.
+            said.waitForTake(of: 1)
             finish = try? dualcam(["finish", out])
             second = try? dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "1", "--overwrite", "-o", out])
         }
@@ -412,8 +412,8 @@ import Testing
         // Swapped in mid-recording.
         let moved = dir.path("moved.mov"), swapped = dir.path("swapped.mov")
         let s = try dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "3", "--size", "640x360",
-                             "--audio", "none", "-o", swapped]) { _ in
-            Thread.sleep(forTimeInterval: 1.5)
+                             "--audio", "none", "-o", swapped]) { _, said in
+            said.waitForTake(of: 1)
             _ = rename(swapped, moved)
             _ = symlink(victim, swapped)
         }
@@ -434,7 +434,10 @@ import Testing
         let out = dir.path("killed.mov")
         let r = try dualcam(["record", "--skip-speed-check", "--back", try Self.camera(in: dir), "--size", "640x360",
                              "--audio", "none", "-o", out]) { p in
-            Thread.sleep(forTimeInterval: 4)
+            // Killed once the file holds the fragments the damage is put among.
+            waitUntil("5 fragments in \(out)", timeout: 60) {
+                ((try? MovAtoms.topLevel(out)) ?? []).filter { $0.type == "mdat" }.count >= 5
+            }
             kill(p.processIdentifier, SIGKILL)
         }
         #expect(r.status != 0)

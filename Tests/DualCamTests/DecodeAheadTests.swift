@@ -36,10 +36,28 @@ import Testing
         #expect(drain { try ahead.next() } == expected)
     }
 
+    /// A stop midway returns once the decoding thread has ended: what it decoded is still
+    /// handed out, then the end, and the reader is the caller's again, going on from the
+    /// picture after the last one decoded. A thread still running would take pictures from
+    /// the reader behind the caller's back (some would be missing) or wait for ever.
     @Test func stoppingMidwayEndsTheThread() throws {
-        let ahead = DecodeAhead(try VideoReader(path: Env.fixture("back-16x9-30fps.mp4")), depth: 1)
-        _ = try ahead.next()
-        ahead.stop()  // returns only once the decoding thread has ended
-        ahead.stop()  // and again at once
+        let path = Env.fixture("back-16x9-30fps.mp4")
+        let direct = try VideoReader(path: path)
+        var expected: [Double] = []
+        while let p = try direct.next() { expected.append(p.time) }
+        try #require(expected.count > 3)
+
+        let ahead = DecodeAhead(try VideoReader(path: path), depth: 1)
+        var got = [try #require(try ahead.next()).time]
+        ahead.stop()
+        while let p = try ahead.next() { got.append(p.time) }
+        #expect(got.count <= 2, "a thread of depth 1 had decoded \(got.count) pictures")
+        #expect(try ahead.next() == nil, "still the end when asked again")
+        while let p = try ahead.reader.next() { got.append(p.time) }
+        #expect(got == expected, "\(got.count) pictures in all, \(expected.count) in the file")
+
+        let again = Date()
+        ahead.stop()
+        #expect(Date().timeIntervalSince(again) < 1, "a second stop waited \(Date().timeIntervalSince(again)) s")
     }
 }

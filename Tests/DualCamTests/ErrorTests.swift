@@ -228,14 +228,18 @@ import Testing
         let long = dir.path("long.mkv")
         // Long enough that the interrupt lands mid-encode.
         try makeClip(long, ["-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=60", "-c:v", "libx264", "-preset", "ultrafast"])
-        let out = dir.path("out.mov")
-        let r = try dualcam(["compose", long, Self.front, "-o", out]) { process in
-            Thread.sleep(forTimeInterval: 1.5)
+        // OUT in a folder of its own, where its (unnamed) file is told from the input's.
+        let outDir = try TempDir()
+        let r = try dualcam(["compose", long, Self.front, "-o", outDir.path("out.mov")]) { process in
+            waitUntil("compose's first pictures", timeout: 30) {
+                !process.isRunning || bytesWritten(by: process.processIdentifier, in: outDir.url.path) > 64 * 1024
+            }
             kill(process.processIdentifier, SIGINT)
         }
         #expect(r.status == 130)
         #expect(r.stderrLines.count == 1 && r.stderr.contains("interrupted"), "stderr: \(r.stderr)")
         #expect(Set(dir.contents) == ["long.mkv"])
+        #expect(outDir.contents.isEmpty, "\(outDir.contents)")
     }
 
     /// A disk that fills up mid-write: a 300 KB tmpfs holds the header and a few frames.

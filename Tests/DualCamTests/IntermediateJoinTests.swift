@@ -174,9 +174,8 @@ import Testing
         try replay.finishWriting()
         let last = file.encoders.lastPictureOut
         catchUp.start(into: file.writer) { last }
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, !(killed ? catchUp.progress.idle : catchUp.progress.lastSlot >= 140) {
-            Thread.sleep(forTimeInterval: 0.01)
+        waitUntil(killed ? "the catch-up to go idle" : "the catch-up to reach slot 140", timeout: 30) {
+            killed ? catchUp.progress.idle : catchUp.progress.lastSlot >= 140
         }
         let outcome = catchUp.stop()
         #expect(catchUp.waitUntilEnded(timeout: 10))

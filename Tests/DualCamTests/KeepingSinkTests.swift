@@ -73,7 +73,9 @@ import Testing
         let sound = SampleQueue()
         sound.appendSilence(48_000 / 5)
         try sink.write(sound: sound, final: false)
-        Thread.sleep(forTimeInterval: 0.2)  // the worker's turn at the sound, as it has in a take
+        // The worker's turn at the sound, as it has in a take: nothing outside the sink can tell
+        // when it has had it (its counts are its thread's own), so a fixed pause.
+        Thread.sleep(forTimeInterval: 0.2)
         for slot in 0..<60 {
             try sink.write(frame: frame, index: Int64(slot))
             if slot % 2 == 0 {
@@ -84,8 +86,9 @@ import Testing
         try #require(sink.switchedAt != nil, "x265 took 60 pictures of 640x360 offered at once without falling behind")
         // Killed once the worker has flushed the take's file (a kill comes later than this in a
         // take): nothing more is written, the locks go.
-        let deadline = Date().addingTimeInterval(10)
-        while (try? MovAtoms.topLevel(path))?.contains(where: { $0.type == "moof" }) != true, Date() < deadline { usleep(10_000) }
+        waitUntil("the take's first fragment in \(path)", timeout: 10) {
+            (try? MovAtoms.topLevel(path))?.contains(where: { $0.type == "moof" }) == true
+        }
         sink.abandon()
     }
 }

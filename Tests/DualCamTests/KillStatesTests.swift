@@ -71,7 +71,7 @@ extension CrashSafetyTests {
         for after in [0.0, 0.5] {
             let switched = dir.path("switched-\(after).mov")
             let (p, said) = try Self.started(switching + ["-o", switched], until: "fell behind")
-            if after > 0 { Thread.sleep(forTimeInterval: after) }
+            waitUntil(after, after: Date())
             kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
             let line = said()
@@ -86,7 +86,7 @@ extension CrashSafetyTests {
         // CrashSafetyTests.aLiveRecordingsFileIsNotTakenFromUnderIt).
         let dying = dir.path("dying.mov")
         let (p, _) = try Self.started(record + ["--duration", "20", "-o", dying], until: "recording to")
-        Thread.sleep(forTimeInterval: 1.5)
+        waitUntil(1.5, after: Date())
         kill(p.processIdentifier, SIGKILL)
         let held = try dualcam(["finish", dying])
         p.waitUntilExit()
@@ -97,7 +97,7 @@ extension CrashSafetyTests {
     /// Runs dualcam until stderr says `line`, waits `after` seconds and kills it.
     static func killed(_ arguments: [String], when line: String, after: Double = 0) throws {
         let (p, _) = try started(arguments, until: line)
-        if after > 0 { Thread.sleep(forTimeInterval: after) }
+        waitUntil(after, after: Date())
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
     }

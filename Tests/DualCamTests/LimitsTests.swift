@@ -13,12 +13,13 @@ import Testing
         try makeClip(huge, ["-f", "lavfi", "-i", "color=s=16000x16000", "-frames:v", "1"])
         var peakKB = 0
         let r = try dualcam(["compose", huge, Reference.front, "-o", dir.path("out.mov")]) { p in
-            // VmHWM: the most memory the process has held, read until it is gone.
-            while p.isRunning {
+            // VmHWM: the most memory the process has held (a high-water mark, so any read after
+            // the peak has it), read until it is gone.
+            waitUntil("the refusal", timeout: 60) {
                 let status = (try? String(contentsOfFile: "/proc/\(p.processIdentifier)/status", encoding: .utf8)) ?? ""
                 if let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
                    let kb = Int(line.split(separator: " ").dropFirst().first ?? "") { peakKB = max(peakKB, kb) }
-                usleep(2_000)
+                return !p.isRunning
             }
         }
         #expect(r.status == 1 && r.stderrLines.count == 1 && r.stderr.contains("larger than 8192x8192"), "\(r.stderr)")

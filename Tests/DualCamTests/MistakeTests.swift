@@ -64,18 +64,37 @@ import Testing
         let dir = try TempDir()
         let pipe = dir.path("camera.mp4")
         try #require(mkfifo(pipe, 0o600) == 0)
-        // The second with this machine's own table, measured by then on most: the open waits.
-        for (environment, wait) in [(["XDG_CACHE_HOME": dir.path("fresh-cache")], 0.3), ([:], 1.5)] {
-            let started = Date()
+        // Signalled while a thread measures (no table: a fresh cache), then while the open waits
+        // (this machine's own table, measured by then; else once the measuring is done).
+        for (environment, wait) in [(["XDG_CACHE_HOME": dir.path("fresh-cache")], "the speed check"), ([:], "the open")] {
+            var signalled = Date()
             let r = try run(Env.dualcam, ["record", "--back", pipe, "--audio", "none", "--duration", "2", "-o", dir.path("out.mov")],
-                            environment: environment) { p in
-                Thread.sleep(forTimeInterval: wait)
+                            environment: environment, whileRunning: { p, _ in
+                waitUntil(wait, timeout: 30) {
+                    let threads = Self.threads(p.processIdentifier)
+                    return !p.isRunning || (environment.isEmpty ? threads.contains { $0.wchan == "wait_for_partner" }
+                                                                : threads.contains { $0.name == "dualcam-measure" })
+                }
+                signalled = Date()
                 kill(p.processIdentifier, SIGTERM)
-            }
+            })
             #expect(r.status == 128 + SIGTERM && r.stderrLines.count == 1 && r.stderr.contains("interrupted; no output written"),
-                    "after \(wait) s: \(r.status) \(r.stderr)")
-            #expect(Date().timeIntervalSince(started) < wait + 5, "after \(wait) s: ended \(Date().timeIntervalSince(started)) s after the start")
+                    "during \(wait): \(r.status) \(r.stderr)")
+            #expect(Date().timeIntervalSince(signalled) < 5, "during \(wait): ended \(Date().timeIntervalSince(signalled)) s after the signal")
             #expect(Set(dir.contents).subtracting(["fresh-cache"]) == ["camera.mp4"])
+        }
+    }
+
+    /// Each thread of `pid`: its name, and where in the kernel it waits (a FIFO's open waits in
+    /// wait_for_partner).
+    static func threads(_ pid: Int32) -> [(name: String, wchan: String)] {
+        let tids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tids.map { tid in
+            func read(_ what: String) -> String {
+                ((try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/\(what)", encoding: .utf8)) ?? "")
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            return (read("comm"), read("wchan"))
         }
     }
 
@@ -172,8 +191,8 @@ import Testing
         let dir = try TempDir()
         let take = dir.path("t.mov"), sidecar = IsoFiles.sidecar(for: dir.path("t.mov"))
         let r = try dualcam(["record", "--back", Self.back, "--front", Self.front, "--iso", "--duration", "2", "--audio", "none",
-                             "--skip-speed-check", "-o", take]) { _ in
-            Thread.sleep(forTimeInterval: 0.8)
+                             "--skip-speed-check", "-o", take]) { _, said in
+            said.waitFor("recording to")
             try? "precious\n".write(toFile: sidecar, atomically: false, encoding: .utf8)
         }
         #expect(r.status == 0 && r.stderr.contains("was made by something else while recording"), "\(r.stderr)")
@@ -566,13 +585,25 @@ import Testing
         let dir = try TempDir()
         let long = dir.path("long.mkv")
         try makeClip(long, ["-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=60", "-c:v", "libx264", "-preset", "ultrafast"])
-        for (signal, code, after) in [(SIGTERM, Int32(143), 1.5), (SIGHUP, 129, 1.5), (SIGTERM, 143, 0.3)] {
-            let r = try dualcam(["compose", long, Self.front, "-o", dir.path("out.mov")]) { p in
-                Thread.sleep(forTimeInterval: after)
+        try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
+        // nil: once it composes.
+        let cases: [(Int32, Int32, Double?)] = [(SIGTERM, 143, nil), (SIGHUP, 129, nil), (SIGTERM, 143, 0.3)]
+        for (signal, code, after) in cases {
+            let r = try dualcam(["compose", long, Self.front, "-o", dir.path("out/out.mov")]) { p, _ in
+                if let after {
+                    // The thing tested: a signal in the first moments, whatever the command is doing.
+                    Thread.sleep(forTimeInterval: after)
+                } else {
+                    // Composing: pictures reach its file (unnamed until whole), in a folder of its own.
+                    waitUntil("compose's first pictures", timeout: 30) {
+                        !p.isRunning || bytesWritten(by: p.processIdentifier, in: dir.path("out")) > 64 * 1024
+                    }
+                }
                 kill(p.processIdentifier, signal)
             }
-            #expect(r.status == code && r.stderrLines == ["dualcam: interrupted; no output written"], "\(signal) at \(after) s: \(r.stderr)")
-            #expect(dir.contents == ["long.mkv"])
+            #expect(r.status == code && r.stderrLines == ["dualcam: interrupted; no output written"], "\(signal) \(after.map { "at \($0) s" } ?? "while composing"): \(r.stderr)")
+            #expect(dir.contents.sorted() == ["long.mkv", "out"] && (try? FileManager.default.contentsOfDirectory(atPath: dir.path("out"))) == [],
+                    "\(dir.contents)")
         }
     }
 }

@@ -15,6 +15,13 @@ extension CrashSafetyTests {
                 "\(what): \(r?.stderr ?? "did not run")", sourceLocation: sourceLocation)
     }
 
+    /// Whether process `pid` holds a lock (/proc/locks, its fifth field): a writer's claim on
+    /// its OUT is one.
+    static func holdsALock(_ pid: Int32) -> Bool {
+        let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
+        return locks.split(separator: "\n").contains { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).first == "\(pid)" }
+    }
+
     /// No hidden (temporary, pending) file left in `dir`.
     static func expectNoHiddenFile(in dir: TempDir, sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty,
@@ -35,8 +42,8 @@ extension CrashSafetyTests {
         try #require(iso.status == 0, "\(iso.stderr)")
         var refused: [(String, RunResult?)] = []
         let r = try dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "4", "--size", "640x360",
-                             "--audio", "none", "-o", out]) { _ in
-            Thread.sleep(forTimeInterval: 1.5)
+                             "--audio", "none", "-o", out]) { _, said in
+            said.waitForTake(of: 1)
             refused.append(("compose", try? dualcam(["compose", Reference.back, Reference.front, "--size", "320x180",
                                                      "--overwrite", "-o", out])))
             refused.append(("relayout", try? dualcam(["relayout", take, "--size", "320x180", "--overwrite", "-o", out])))
@@ -89,8 +96,8 @@ extension CrashSafetyTests {
         for (round, takeAway) in ["remove", "rename over"].enumerated() {
             let out = dir.path("take\(round).mov"), rescued = dir.path("take\(round).rescued.mov")
             let r = try dualcam(["record", "--skip-speed-check", "--back", camera, "--duration", "3", "--size", "640x360",
-                                 "--audio", "none", "-o", out]) { _ in
-                Thread.sleep(forTimeInterval: 1.5)
+                                 "--audio", "none", "-o", out]) { _, said in
+                said.waitForTake(of: 1)
                 if takeAway == "remove" {
                     unlink(out)
                 } else {
@@ -117,9 +124,13 @@ extension CrashSafetyTests {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let camera = try Self.camera(in: dir, seconds: 6)
-        let r = try run("/bin/sh", ["-c", "cd \"$1\" && mkdir sub && { \"$2\" record --skip-speed-check --back \"$3\" --duration 3 "
-                                    + "--size 640x360 --audio none -o sub/take.mov & p=$!; sleep 1.5; rm -rf sub; wait $p; }",
-                                    "sh", dir.url.path, Env.dualcam, camera])
+        // Run from `dir` (the working folder the rescue goes to); the folder removed a second in.
+        let r = try run("/bin/sh", ["-c", "cd \"$1\" && mkdir sub && exec \"$2\" record --skip-speed-check --back \"$3\" --duration 3 "
+                                    + "--size 640x360 --audio none -o sub/take.mov",
+                                    "sh", dir.url.path, Env.dualcam, camera], whileRunning: { _, said in
+            said.waitForTake(of: 1)
+            try? FileManager.default.removeItem(atPath: dir.path("sub"))
+        })
         #expect(r.status == 1 && r.stderrLines.last?.contains("the 3.0 s recorded were kept, a fragmented file, at take.rescued.mov")
                 == true, "\(r.stderr)")
         #expect(abs(try Self.packetsEnd(dir.path("take.rescued.mov"), stream: "v:0") - 3) < 0.1)
@@ -136,8 +147,8 @@ extension CrashSafetyTests {
         try makeClip(long, ["-f", "lavfi", "-i", "testsrc=s=640x360:r=30:d=10", "-c:v", "libx264", "-preset", "ultrafast"])
         var others: [(String, RunResult?)] = []
         // At 1080p, long enough (seconds) for the other two to start while it runs.
-        let c = try dualcam(["compose", long, Reference.front, "--overwrite", "-o", out]) { _ in
-            Thread.sleep(forTimeInterval: 0.7)
+        let c = try dualcam(["compose", long, Reference.front, "--overwrite", "-o", out]) { p, _ in
+            waitUntil("compose to hold its claim on \(out)", timeout: 30) { Self.holdsALock(p.processIdentifier) || !p.isRunning }
             others.append(("record", try? dualcam(["record", "--skip-speed-check", "--back", Reference.back, "--duration", "1",
                                                    "--size", "320x180", "--audio", "none", "--overwrite", "-o", out])))
             others.append(("compose", try? dualcam(["compose", Reference.back, Reference.front, "--size", "320x180", "-o", out])))
@@ -156,8 +167,8 @@ extension CrashSafetyTests {
         let dir = try TempDir()
         let take = dir.path("killed.mov")
         let r = try dualcam(["record", "--back", Reference.back, "--front", Reference.front, "--iso", "--duration", "30",
-                             "--audio", "none", "--skip-speed-check", "--size", "640x360", "-o", take]) { p in
-            Thread.sleep(forTimeInterval: 2.5)
+                             "--audio", "none", "--skip-speed-check", "--size", "640x360", "-o", take]) { p, said in
+            said.waitForTake(of: 2)
             kill(p.processIdentifier, SIGKILL)
         }
         #expect(r.status != 0)

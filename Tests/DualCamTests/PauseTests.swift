@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension RecordTests {
-    /// A 6 s take paused (SIGUSR2) from 2 s to 4 s: the file is the 4 s recorded, going
+    /// A take paused (SIGUSR2) for 2 s between 1.7 s recorded on each side: the file is the 3.4 s recorded, going
     /// straight on at the pause point (no frozen run of frames, no gap: the source's own time
     /// jumps by exactly what the summary says was left out), and every flash still has its
     /// beep within a frame. The clip flashes all but its bottom and beeps every 0.7 s, and a
@@ -18,12 +18,18 @@ extension RecordTests {
                             "-f", "lavfi", "-i", "aevalsrc='if(between(mod(t,0.7),0.5,0.6),0.3*sin(2*PI*1000*t),0)':s=44100:d=12",
                             "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"])
         let r = try dualcam(["record", "--back", clip, "--audio", "back", "--size", "640x360", "--skip-speed-check",
-                             "--max-encoder-lag", "5", "--json", "-o", out]) { p in
+                             "--max-encoder-lag", "5", "--json", "-o", out]) { p, said in
+            said.waitForTake(of: 1.7)
+            kill(p.processIdentifier, SIGUSR2)
+            said.waitFor("paused at ")
+            // The thing tested: a pause of 2 s of real time, counted from when it took effect.
             Thread.sleep(forTimeInterval: 2)
             kill(p.processIdentifier, SIGUSR2)
-            Thread.sleep(forTimeInterval: 2)
-            kill(p.processIdentifier, SIGUSR2)
-            Thread.sleep(forTimeInterval: 2)
+            guard let resumed = said.waitFor("resumed at ") else {
+                kill(p.processIdentifier, SIGINT)
+                return
+            }
+            waitUntil(1.7, after: resumed)
             kill(p.processIdentifier, SIGINT)
         }
         try #require(r.status == 0, "\(r.stderr)")
@@ -40,7 +46,7 @@ extension RecordTests {
         let probe = try Probe(out)
         let video = try #require(Probe.number(probe.stream("video")?["duration"]))
         let audio = try #require(Probe.number(probe.stream("audio")?["duration"]))
-        // 6 s of take less the pause and the start-up (under a second).
+        // 3.4 s of take, and what a stop's latency adds.
         #expect(video > 3 && video < 4.2, "\(video) s")
         #expect(abs(audio - video) < 0.05, "sound \(audio) s, picture \(video) s")
         try Probe.expectPicturesOnTheirSlots(out)

@@ -29,16 +29,18 @@ final class VirtualDisplay {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = try FileHandle(forWritingTo: log)
             try process.run()
-            let started = Date(), deadline = started.addingTimeInterval(30)
-            while Date() < deadline && process.isRunning {
-                let answer = try run("/usr/bin/timeout", ["2", xdotool, "getdisplaygeometry"], environment: ["DISPLAY": ":\(number)"])
-                if answer.status == 0 {
-                    let waited = Date().timeIntervalSince(started)
-                    if waited > 2 { print(String(format: "Xvfb :%d answered after %.1f s", number, waited)) }
-                    (name, self.process, self.number) = (":\(number)", process, number)
-                    return
-                }
-                usleep(100_000)
+            let started = Date()
+            var answered = false
+            waitUntil("Xvfb :\(number) to answer", timeout: 30, quietly: true) {
+                let answer = try? run("/usr/bin/timeout", ["2", xdotool, "getdisplaygeometry"], environment: ["DISPLAY": ":\(number)"])
+                answered = answer?.status == 0
+                return answered || !process.isRunning
+            }
+            if answered {
+                let waited = Date().timeIntervalSince(started)
+                if waited > 2 { print(String(format: "Xvfb :%d answered after %.1f s", number, waited)) }
+                (name, self.process, self.number) = (":\(number)", process, number)
+                return
             }
             Self.stop(process, number: number)
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
@@ -73,20 +75,40 @@ final class VirtualDisplay {
 
     /// The first window whose title matches `pattern`, waiting for it up to `seconds`.
     func window(named pattern: String, seconds: Double = 20) throws -> (id: String, x: Int, y: Int, width: Int, height: Int)? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if let id = try client("xdotool", ["search", "--name", pattern]).stdout.split(separator: "\n").first {
+        var found: (id: String, x: Int, y: Int, width: Int, height: Int)?
+        var failure: (any Error)?
+        waitUntil("a window named \(pattern)", timeout: seconds, quietly: true) {
+            do {
+                guard let id = try client("xdotool", ["search", "--name", pattern]).stdout.split(separator: "\n").first else { return false }
                 let shell = try client("xdotool", ["getwindowgeometry", "--shell", String(id)]).stdout
                 var g: [String: Int] = [:]
                 for line in shell.split(separator: "\n") {
                     let kv = line.split(separator: "=")
                     if kv.count == 2 { g[String(kv[0])] = Int(kv[1]) }
                 }
-                if let x = g["X"], let y = g["Y"], let w = g["WIDTH"], let h = g["HEIGHT"] { return (String(id), x, y, w, h) }
+                if let x = g["X"], let y = g["Y"], let w = g["WIDTH"], let h = g["HEIGHT"] { found = (String(id), x, y, w, h) }
+            } catch {
+                failure = error
             }
-            usleep(100_000)
+            return found != nil || failure != nil
         }
-        return nil
+        if let failure { throw failure }
+        return found
+    }
+
+    /// Grabs the window's rectangle until `shows` holds of the picture (its last grab either
+    /// way, for the caller's expectations to judge), `seconds` at most: what a person sees
+    /// once the program has drawn it, however long that takes on this machine.
+    func grab(_ w: (id: String, x: Int, y: Int, width: Int, height: Int), until shows: ([UInt8]) -> Bool, seconds: Double = 10,
+              png: String? = nil) throws -> [UInt8] {
+        var last: [UInt8] = [], failure: (any Error)?
+        waitUntil("the window to show it", timeout: seconds, quietly: true) {
+            do { last = try grab(x: w.x, y: w.y, width: w.width, height: w.height) } catch { failure = error }
+            return failure != nil || shows(last)
+        }
+        if let failure { throw failure }
+        if let png { _ = try grab(x: w.x, y: w.y, width: w.width, height: w.height, png: png) }
+        return last
     }
 
     /// What the screen shows in a rectangle, as rgb24 (ffmpeg's x11grab); also saved as
@@ -136,29 +158,36 @@ final class VirtualDisplay {
         let out = dir.path("preview.mov")
         var screens: [String: (full: (Int, Int, Int), inset: (Int, Int, Int))] = [:]
         let r = try run(Env.dualcam, ["record", "--skip-speed-check", "--back", back, "--front", front, "--duration", "30", "--preview", "-o", out],
-                        environment: ["DISPLAY": display.name]) { _ in
+                        environment: ["DISPLAY": display.name], whileRunning: { _, said in
             do {
                 guard let w = try display.window(named: "^dualcam - recording") else { return }
-                func screen(_ label: String, png: String? = nil) throws {
-                    let rgb = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height, png: png)
-                    screens[label] = (meanRGB(rgb, width: w.width, x: 100, y: 200, w: 400, h: 200),
-                                      meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60))
+                let started = said.waitFor("recording to") ?? Date()
+                func regions(_ rgb: [UInt8]) -> (full: (Int, Int, Int), inset: (Int, Int, Int)) {
+                    (meanRGB(rgb, width: w.width, x: 100, y: 200, w: 400, h: 200),
+                     meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60))
                 }
-                sleep(2)
-                try screen("start", png: ProcessInfo.processInfo.environment["DUALCAM_PREVIEW_SCREENSHOT"])
+                // Each screen once it shows what it should (or 10 s on, judged below).
+                func screen(_ label: String, blueFull: Bool, png: String? = nil) throws {
+                    let rgb = try display.grab(w, until: { rgb in
+                        let seen = regions(rgb)
+                        return blueFull ? Self.isBlue(seen.full) && Self.isRed(seen.inset) : Self.isRed(seen.full) && Self.isBlue(seen.inset)
+                    }, png: png)
+                    screens[label] = regions(rgb)
+                }
+                try screen("start", blueFull: true, png: ProcessInfo.processInfo.environment["DUALCAM_PREVIEW_SCREENSHOT"])
                 _ = try display.client("xdotool", ["mousemove", "--window", w.id, String(Self.insetCentre.x),
                                                    String(Self.insetCentre.y), "click", "1"])
-                sleep(2)
-                try screen("clicked")
+                try screen("clicked", blueFull: false)
                 _ = try display.client("xdotool", ["windowfocus", w.id])
                 _ = try display.client("xdotool", ["key", "s"])
-                sleep(2)
-                try screen("s")
+                try screen("s", blueFull: true)
+                // Closed 6 s into the take: the file is to last over 5 s.
+                waitUntil(6, after: started)
                 try display.closeWindow(w.id)
             } catch {
                 Issue.record("driving the preview: \(error)")
             }
-        }
+        })
         try #require(r.status == 0, "\(r.stderr)")
         // On screen: the composed picture, then swapped by the click, then back by the key.
         // A CI run once found no window in 20 s and recorded the whole 30 s: what dualcam said.
@@ -196,36 +225,49 @@ final class VirtualDisplay {
         var screens: [String: (topRight: (Int, Int, Int), bottomLeft: (Int, Int, Int))] = [:]
         var outlineEdge: (Int, Int, Int)?
         let r = try run(Env.dualcam, ["record", "--skip-speed-check", "--back", back, "--front", front, "--duration", "30",
-                                      "--preview", "-o", out], environment: ["DISPLAY": display.name]) { _ in
+                                      "--preview", "-o", out], environment: ["DISPLAY": display.name], whileRunning: { _, said in
             do {
                 guard let w = try display.window(named: "^dualcam - recording") else { return }
-                func screen(_ label: String) throws {
-                    let rgb = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height)
-                    screens[label] = (meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60),
-                                      meanRGB(rgb, width: w.width, x: bottomLeft.x - 20, y: bottomLeft.y - 30, w: 40, h: 60))
+                let started = said.waitFor("recording to") ?? Date()
+                func corners(_ rgb: [UInt8]) -> (topRight: (Int, Int, Int), bottomLeft: (Int, Int, Int)) {
+                    (meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60),
+                     meanRGB(rgb, width: w.width, x: bottomLeft.x - 20, y: bottomLeft.y - 30, w: 40, h: 60))
                 }
-                sleep(2)
-                try screen("start")
-                var drag = ["mousemove", "--window", w.id, String(Self.insetCentre.x), String(Self.insetCentre.y), "mousedown", "1"]
+                // Each screen once it shows what it should (or 10 s on, judged below).
+                func screen(_ label: String, insetTopRight: Bool) throws {
+                    let rgb = try display.grab(w, until: { rgb in
+                        let seen = corners(rgb)
+                        return insetTopRight ? Self.isRed(seen.topRight) && Self.isBlue(seen.bottomLeft)
+                                             : Self.isBlue(seen.topRight) && Self.isRed(seen.bottomLeft)
+                    })
+                    screens[label] = corners(rgb)
+                }
+                try screen("start", insetTopRight: true)
+                // The file's first second before the drag: it is read at 0.5 s.
+                waitUntil(1, after: started)
+                // One xdotool per step: its own start paces the pointer as a hand would.
+                _ = try display.client("xdotool", ["mousemove", "--window", w.id, String(Self.insetCentre.x), String(Self.insetCentre.y),
+                                                   "mousedown", "1"])
                 for step in 1...10 {
                     let x = Self.insetCentre.x + (150 - Self.insetCentre.x) * step / 10
                     let y = Self.insetCentre.y + (420 - Self.insetCentre.y) * step / 10
-                    drag += ["sleep", "0.05", "mousemove", "--window", w.id, String(x), String(y)]
+                    _ = try display.client("xdotool", ["mousemove", "--window", w.id, String(x), String(y)])
                 }
-                _ = try display.client("xdotool", drag)
                 // While held: a white outline the inset's size follows the pointer (centred on
                 // it here, as the press was on the inset's centre: its left edge at x 110).
-                usleep(300_000)
-                let held = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height)
-                outlineEdge = meanRGB(held, width: w.width, x: 110, y: 400, w: 3, h: 40)
+                func edge(_ rgb: [UInt8]) -> (Int, Int, Int) { meanRGB(rgb, width: w.width, x: 110, y: 400, w: 3, h: 40) }
+                let held = try display.grab(w, until: { rgb in
+                    let e = edge(rgb)
+                    return e.0 > 200 && e.1 > 200 && e.2 > 200
+                }, seconds: 5)
+                outlineEdge = edge(held)
                 _ = try display.client("xdotool", ["mouseup", "1"])
-                sleep(2)
-                try screen("dropped")
+                try screen("dropped", insetTopRight: false)
                 try display.closeWindow(w.id)
             } catch {
                 Issue.record("driving the preview: \(error)")
             }
-        }
+        })
         try #require(r.status == 0, "\(r.stderr)")
         let start = try #require(screens["start"], "no preview window within 20 s: \(r.stderr)")
         let dropped = try #require(screens["dropped"])
@@ -255,24 +297,37 @@ final class VirtualDisplay {
             var seen: (full: (Int, Int, Int), inset: (Int, Int, Int))?
             var titles: [String] = []
             let r = try run(Env.dualcam, ["record", "--skip-speed-check", "--back", back, "--front", front, "--duration", "2",
-                                          "--audio", "none", "--review", "-o", out], environment: ["DISPLAY": display.name]) { _ in
+                                          "--audio", "none", "--review", "-o", out], environment: ["DISPLAY": display.name],
+                            whileRunning: { p, _ in
                 do {
                     guard let w = try display.window(named: "^dualcam - review") else { return }
-                    sleep(1)
-                    let rgb = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height)
-                    seen = (meanRGB(rgb, width: w.width, x: 100, y: 200, w: 400, h: 200),
-                            meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60))
+                    func regions(_ rgb: [UInt8]) -> (full: (Int, Int, Int), inset: (Int, Int, Int)) {
+                        (meanRGB(rgb, width: w.width, x: 100, y: 200, w: 400, h: 200),
+                         meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60))
+                    }
+                    seen = regions(try display.grab(w, until: { rgb in
+                        let s = regions(rgb)
+                        return Self.isBlue(s.full) && Self.isRed(s.inset)
+                    }))
+                    func title() -> String {
+                        ((try? display.client("xdotool", ["getwindowname", w.id]))?.stdout ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+                    }
                     for key in keys {
+                        let before = title()
                         _ = try display.client("xdotool", ["windowfocus", w.id])
                         _ = try display.client("xdotool", ["key", key])
-                        usleep(500_000)
-                        let title = try display.client("xdotool", ["getwindowname", w.id])
-                        titles.append(title.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+                        // The key's answer: a new title, or the window closed and the program ended.
+                        var now = before
+                        waitUntil("an answer to \(key)", timeout: 10, quietly: true) {
+                            now = title()
+                            return now != before || !p.isRunning
+                        }
+                        titles.append(now)
                     }
                 } catch {
                     Issue.record("driving the review: \(error)")
                 }
-            }
+            })
             return (r, seen, titles)
         }
         let discarded = dir.path("discarded.mov")
@@ -311,7 +366,10 @@ final class VirtualDisplay {
                         environment: ["DISPLAY": display.name, "HOME": dir.path("home")]) { _ in
             do {
                 guard let w = try display.window(named: "^dualcam - review") else { return }
-                sleep(4)  // a whole pass, and the start of the next
+                // A whole pass (3 s at 48 kHz, 16-bit stereo), and the start of the next.
+                waitUntil("3.5 s of sound played", timeout: 30) {
+                    ((try? FileManager.default.attributesOfItem(atPath: played))?[.size] as? Int ?? 0) >= 48_000 * 4 * 7 / 2
+                }
                 _ = try display.client("xdotool", ["windowfocus", w.id])
                 _ = try display.client("xdotool", ["key", "k"])
             } catch {
@@ -351,10 +409,14 @@ final class VirtualDisplay {
                         environment: ["DISPLAY": display.name]) { _ in
             do {
                 guard let w = try display.window(named: "^dualcam - live, no file") else { return }
-                sleep(2)
-                let rgb = try display.grab(x: w.x, y: w.y, width: w.width, height: w.height)
-                seen = (meanRGB(rgb, width: w.width, x: 100, y: 200, w: 400, h: 200),
-                        meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60))
+                func regions(_ rgb: [UInt8]) -> (full: (Int, Int, Int), inset: (Int, Int, Int)) {
+                    (meanRGB(rgb, width: w.width, x: 100, y: 200, w: 400, h: 200),
+                     meanRGB(rgb, width: w.width, x: Self.insetCentre.x - 20, y: Self.insetCentre.y - 30, w: 40, h: 60))
+                }
+                seen = regions(try display.grab(w, until: { rgb in
+                    let s = regions(rgb)
+                    return Self.isBlue(s.full) && Self.isRed(s.inset)
+                }))
                 try display.closeWindow(w.id)
             } catch {
                 Issue.record("driving the preview: \(error)")

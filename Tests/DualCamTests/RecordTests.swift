@@ -51,9 +51,13 @@ import Testing
         getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit)
         let picture: Int32 = try Self.mayRaiseAnyThread() ? -5 : max(-5, min(0, 20 - Int32(clamping: min(limit.rlim_cur, 40))))
         for live in [false, true] {
-            let (r, threads) = try Self.threadLevels(at: 1.5, of: ["record", "--back", Self.back, "--front", Reference.front,
-                                                                   "--skip-speed-check", "--duration", "2.5", "-o", dir.path("levels-\(live).mov")]
-                                                                  + (live ? ["--encode", "live"] : []))
+            // Read once the take runs: its encoders are opened (and their levels set) before.
+            let (r, threads) = try Self.threadLevels(of: ["record", "--back", Self.back, "--front", Reference.front,
+                                                          "--skip-speed-check", "--duration", "2.5", "-o", dir.path("levels-\(live).mov")]
+                                                         + (live ? ["--encode", "live"] : [])) { _, said, threads in
+                said.stderr.contains("recording to") && threads.filter { $0.name == "dualcam-capture" }.count == 2
+                    && threads.filter { $0.name == "dualcam-encoder" || $0.name == "dualcam-encopen" }.count >= 3
+            }
             #expect(r.status == 0, "\(r.stderr)")
             let shown = threads.map { "\($0.name)(\($0.tid)) \($0.nice)" }.joined(separator: ", ")
             let capture = threads.filter { $0.name == "dualcam-capture" }
@@ -69,21 +73,27 @@ import Testing
     /// A composition has no picture to run above anything: every thread of its encoder, x265's
     /// pool too (which lowers itself 10 as it starts), runs at the process's level where that
     /// is permitted. With the pool 10 below, compose of these clips beside two busy loops took
-    /// 16.7-18.4 s against 3.6-3.8 s with it raised (3.1 s idle). Read from /proc at 1 s.
+    /// 16.7-18.4 s against 3.6-3.8 s with it raised (3.1 s idle). Read from /proc while it composes.
     @Test(.timeLimit(.minutes(2)))
     func aCompositionsEncoderRunsAtTheProcesssLevel() throws {
         let dir = try TempDir()
         try Env.requireFFmpegTools()
-        // 12 s of picture, so that it is still composing at 1 s on any machine; stopped then.
+        // 12 s of picture, so that it is still composing when read on any machine; stopped then.
         let long = dir.path("long.mp4")
         let looped = try run(try #require(Env.tool("ffmpeg")), ["-nostdin", "-v", "error", "-stream_loop", "3", "-i", Self.back, "-c", "copy", long])
         try #require(looped.status == 0, "\(looped.stderr)")
-        let (r, threads) = try Self.threadLevels(at: 1.0, of: ["compose", long, Reference.front, "-o", dir.path("c.mov"),
-                                                               "--codec", "hevc", "--quiet"], interrupt: true)
+        // Read once encoded pictures reach the file (unnamed until it is whole: read through the
+        // descriptor): the encoder's opening, which sets its pool's level, is over by then.
+        try FileManager.default.createDirectory(atPath: dir.path("out"), withIntermediateDirectories: false)
+        let (r, threads) = try Self.threadLevels(of: ["compose", long, Reference.front, "-o", dir.path("out/c.mov"),
+                                                      "--codec", "hevc", "--quiet"], interrupt: true) { pid, _, threads in
+            // Its input is in the folder too, and larger: the output in a folder of its own.
+            threads.filter { $0.name == "dualcam-encopen" }.count >= 3 && bytesWritten(by: pid, in: dir.path("out")) > 64 * 1024
+        }
         #expect(r.status == 130, "\(r.stderr)")
         let shown = threads.map { "\($0.name)(\($0.tid)) \($0.nice)" }.joined(separator: ", ")
         let encoder = threads.filter { $0.name == "dualcam-encopen" }
-        #expect(encoder.count >= 3, "still composing at 1 s, its encoder's threads named: \(shown)")
+        #expect(encoder.count >= 3, "still composing when read, its encoder's threads named: \(shown)")
         if try Self.mayRaiseAnyThread() {
             #expect(threads.allSatisfy { $0.nice == 0 }, "\(shown)")
         } else {
@@ -128,14 +138,18 @@ import Testing
         return (try #require(capEff)) & (1 << 23) != 0
     }
 
-    /// Runs dualcam with `arguments` and reads its threads' levels `seconds` after it started.
+    /// Runs dualcam with `arguments` and reads its threads' levels once `ready` holds of what
+    /// it said and of its threads (read from /proc as they are then), or it has ended.
     /// `interrupt`: then stopped with SIGINT.
-    static func threadLevels(at seconds: Double, of arguments: [String],
-                             interrupt: Bool = false) throws -> (RunResult, [(name: String, tid: Int32, nice: Int32)]) {
+    static func threadLevels(of arguments: [String], interrupt: Bool = false,
+                             when ready: @escaping (Int32, LiveOutput, [(name: String, tid: Int32, nice: Int32)]) -> Bool)
+        throws -> (RunResult, [(name: String, tid: Int32, nice: Int32)]) {
         var threads: [(name: String, tid: Int32, nice: Int32)] = []
-        let r = try dualcam(arguments) { p in
-            Thread.sleep(forTimeInterval: seconds)
-            threads = Self.threadLevels(p.processIdentifier)
+        let r = try dualcam(arguments) { p, said in
+            waitUntil("the threads to read the levels of", timeout: 60) {
+                threads = Self.threadLevels(p.processIdentifier)
+                return !p.isRunning || ready(p.processIdentifier, said, threads)
+            }
             if interrupt { p.interrupt() }
             p.waitUntilExit()
         }
@@ -492,8 +506,8 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let out = dir.path("swap.mov"), front = try Self.redOverBlue(in: dir)
-        let r = try dualcam(["record", "--skip-speed-check", "--back", Self.back, "--front", front, "--duration", "2.9", "-o", out]) { p in
-            Thread.sleep(forTimeInterval: 1.5)
+        let r = try dualcam(["record", "--skip-speed-check", "--back", Self.back, "--front", front, "--duration", "2.9", "-o", out]) { p, said in
+            said.waitForTake(of: 1.5)
             kill(p.processIdentifier, SIGUSR1)
         }
         try #require(r.status == 0, "\(r.stderr)")
@@ -527,12 +541,16 @@ import Testing
         let dir = try TempDir()
         let out = dir.path("keys.mov"), front = try Self.redOverBlue(in: dir)
         let stdin = Pipe()
-        let r = try dualcam(["record", "--skip-speed-check", "--back", Self.back, "--front", front, "-o", out], input: stdin) { _ in
-            Thread.sleep(forTimeInterval: 0.8)
+        let r = try dualcam(["record", "--skip-speed-check", "--back", Self.back, "--front", front, "-o", out], input: stdin) { _, said in
+            // Each line once the one before was answered; the swap after 1.2 s of take, so the
+            // start shows the inset as it was.
+            let started = said.waitFor("recording to") ?? Date()
             stdin.fileHandleForWriting.write(Data("status\n".utf8))
-            Thread.sleep(forTimeInterval: 0.4)
+            said.waitFor("ignored 'status'")
+            waitUntil(1.2, after: started)
             stdin.fileHandleForWriting.write(Data("s\n".utf8))
-            Thread.sleep(forTimeInterval: 1.0)
+            said.waitFor("swap at ")
+            waitUntil(2.2, after: started)
             stdin.fileHandleForWriting.write(Data("q\n".utf8))
         }
         try #require(r.status == 0, "\(r.stderr)")
@@ -566,13 +584,14 @@ import Testing
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: "/bin/sh")
         writer.arguments = ["-c", "exec > \"$0\"; \"$1\" -v error -re -f lavfi -i testsrc=s=640x360:r=30 -t 3 "
-                            + "-c:v libx264 -preset ultrafast -f mpegts -; exec sleep 60", fifo, Env.tool("ffmpeg")!]
+                            + "-c:v libx264 -preset ultrafast -f mpegts -; exec tail -f /dev/null", fifo, Env.tool("ffmpeg")!]
         try writer.run()
         defer { writer.terminate() }
         var stoppedAt = 0.0
         let r = try dualcam(["record", "--skip-speed-check", "--back", fifo, "--duration", "30", "--size", "640x360",
-                             "--audio", "none", "-o", out]) { p in
-            Thread.sleep(forTimeInterval: 6)
+                             "--audio", "none", "-o", out]) { p, said in
+            // A second past the 3 s the pipe gives: the source is stuck by then.
+            said.waitForTake(of: 4)
             kill(p.processIdentifier, SIGINT)
             stoppedAt = ProcessInfo.processInfo.systemUptime
         }
@@ -618,8 +637,8 @@ import Testing
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let out = dir.path("stopped.mov")
-        let r = try dualcam(["record", "--skip-speed-check", "--back", Self.back, "--front", Reference.front, "-o", out]) { p in
-            Thread.sleep(forTimeInterval: 1.5)
+        let r = try dualcam(["record", "--skip-speed-check", "--back", Self.back, "--front", Reference.front, "-o", out]) { p, said in
+            said.waitForTake(of: 1.2)
             kill(p.processIdentifier, SIGINT)
         }
         #expect(r.status == 0, "\(r.stderr)")

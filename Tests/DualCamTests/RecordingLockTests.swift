@@ -37,6 +37,7 @@ import Testing
             #include <stdio.h>
             #include <sys/file.h>
             #include <unistd.h>
+            /* The 3 s a dying holder lingers is the thing tested. */
             static void *linger(void *unused) { (void)unused; sleep(3); _exit(0); }
             int main(int argc, char **argv) {
                 (void)argc;
@@ -61,8 +62,7 @@ import Testing
             #expect(String(decoding: out.fileHandleForReading.readData(ofLength: 5), as: UTF8.self) == "held\n")
             // Its main thread ends just after saying so: until then it is a live holder (a loaded
             // CI machine asked in between, and was refused at once).
-            let deadline = Date().addingTimeInterval(10)
-            while !RecordingLock.isDying(p.processIdentifier), Date() < deadline { usleep(5_000) }
+            waitUntil("the holder's main thread to end", timeout: 10) { RecordingLock.isDying(p.processIdentifier) }
             try #require(RecordingLock.isDying(p.processIdentifier), "its main thread did not end")
             return p
         }

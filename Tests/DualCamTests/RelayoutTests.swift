@@ -18,8 +18,8 @@ extension RecordTests {
                              "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709",
                              "-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p"])
         let r = try dualcam(["record", "--back", back, "--front", front, "--iso", "--duration", "3", "--audio", "back",
-                             "--skip-speed-check", "--max-encoder-lag", "5", "--json", "-o", take]) { p in
-            Thread.sleep(forTimeInterval: 1.3)
+                             "--skip-speed-check", "--max-encoder-lag", "5", "--json", "-o", take]) { p, said in
+            said.waitForTake(of: 1)
             kill(p.processIdentifier, SIGUSR1)
         }
         try #require(r.status == 0, "\(r.stderr)")
@@ -88,10 +88,12 @@ extension RecordTests {
         let dir = try TempDir()
         let take = dir.path("killed.mov")
         let r = try dualcam(["record", "--back", Self.back, "--front", Reference.front, "--iso", "--duration", "30", "--audio", "none",
-                             "--skip-speed-check", "--size", "640x360", "-o", take]) { p in
-            Thread.sleep(forTimeInterval: 1.2)
+                             "--skip-speed-check", "--size", "640x360", "-o", take]) { p, said in
+            let started = said.waitForTake(of: 1) ?? Date()
             kill(p.processIdentifier, SIGUSR1)
-            Thread.sleep(forTimeInterval: 1.3)
+            // Killed once the swap took effect, and a while after (frames on both sides of it).
+            said.waitFor("swap at ")
+            waitUntil(2.2, after: started)
             kill(p.processIdentifier, SIGKILL)
         }
         #expect(r.status != 0, "killed: \(r.stderr)")

@@ -52,11 +52,12 @@ extension RecordTests {
             let r = try run(Env.dualcam, ["record", "--back", Reference.back, "--duration", "2", "--audio", "none", "--size", "320x180",
                                           "--codec", "h264", "--skip-speed-check", "--verbose", "--json", "--stream", given,
                                           "-o", dir.path("take.mov"), "--overwrite"],
-                            environment: ["DUALCAM_TEST_STREAM": url]) { p in
-                Thread.sleep(forTimeInterval: 0.5)
+                            environment: ["DUALCAM_TEST_STREAM": url], whileRunning: { p, said in
+                // Read while it records and streams, the stream's address long since resolved.
+                said.waitFor("recording to")
                 let raw = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(p.processIdentifier)/cmdline"))) ?? Data()
                 arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            }
+            })
             #expect(r.status == 0, "\(given): \(r.stderr)")
             #expect(arguments.contains(given) && !arguments.joined(separator: " ").contains(secret), "\(arguments)")
             #expect(r.stderr.contains("[srt @") || r.stderr.contains("stream: cannot connect"), "\(given): nothing about the stream: \(r.stderr)")

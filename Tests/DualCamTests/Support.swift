@@ -70,9 +70,106 @@ struct RunResult {
     var stderrLines: [Substring] { stderr.split(separator: "\n", omittingEmptySubsequences: true) }
 }
 
+/// What a child has written so far, readable while it runs: a test waits for the line that
+/// says the program got somewhere instead of guessing how long that takes on this machine.
+final class LiveOutput: Sendable {
+    private let buffers = Mutex((out: Data(), err: Data(), ended: 0))
+
+    var stdout: String { buffers.withLock { String(decoding: $0.out, as: UTF8.self) } }
+    var stderr: String { buffers.withLock { String(decoding: $0.err, as: UTF8.self) } }
+    /// Both pipes are at their end: the child has exited (or closed them), nothing more comes.
+    var ended: Bool { buffers.withLock { $0.ended == 2 } }
+
+    /// Reads `pipe` to its end on a thread of its own; `group` is left when it has.
+    fileprivate func drain(_ pipe: Pipe, isStderr: Bool, group: DispatchGroup) {
+        group.enter()
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                buffers.withLock { if isStderr { $0.err.append(chunk) } else { $0.out.append(chunk) } }
+            }
+            buffers.withLock { $0.ended += 1 }
+            group.leave()
+        }
+    }
+
+    /// Waits until the child has said `text` (on stderr, or on stdout with `onStdout`), and
+    /// returns when it was seen; nil, with an Issue, when it ended or `timeout` passed first.
+    @discardableResult
+    func waitFor(_ text: String, onStdout: Bool = false, timeout: Double = 60,
+                 sourceLocation: SourceLocation = #_sourceLocation) -> Date? {
+        var gaveUp = false
+        let said = waitUntil("the line \"\(text)\"", timeout: timeout, quietly: true, sourceLocation: sourceLocation) {
+            // Whether it had ended before the look: its last words may hold the line.
+            let over = ended
+            if (onStdout ? stdout : stderr).contains(text) { return true }
+            gaveUp = over
+            return over
+        }
+        guard said, !gaveUp else {
+            let why = gaveUp ? "the program ended" : "\(timeout) s passed"
+            Issue.record("\(why) before it said \"\(text)\"; it said: \(stderr.suffix(2000))", sourceLocation: sourceLocation)
+            return nil
+        }
+        return Date()
+    }
+
+    /// Waits until the program has said it records (the take's file opens once the cameras
+    /// deliver, which takes anything from 0.1 s to several on a busy machine) and then until
+    /// `seconds` of take have passed since; when it said so (nil, with an Issue, if never).
+    @discardableResult
+    func waitForTake(of seconds: Double, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) -> Date? {
+        guard let started = waitFor("recording to", timeout: timeout, sourceLocation: sourceLocation) else { return nil }
+        waitUntil(seconds, after: started, sourceLocation: sourceLocation)
+        return started
+    }
+}
+
+/// The size of the largest file process `pid` has open in `folder` (0 if none): how far
+/// a writer has got, even with a file that has no name until it is whole.
+func bytesWritten(by pid: Int32, in folder: String) -> Int {
+    let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return fds.map { fd -> Int in
+        var st = stat()
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) ?? ""
+        guard target.hasPrefix(folder + "/"), stat("/proc/\(pid)/fd/\(fd)", &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return 0 }
+        return Int(st.st_size)
+    }.max() ?? 0
+}
+
+/// Until `seconds` have passed since `moment`: a time in the take, counted from what the
+/// program said (when it started recording, paused, ...) rather than from its launch.
+func waitUntil(_ seconds: Double, after moment: Date, sourceLocation: SourceLocation = #_sourceLocation) {
+    waitUntil("\(seconds) s after \(moment)", timeout: seconds + 5, sourceLocation: sourceLocation) {
+        Date().timeIntervalSince(moment) >= seconds
+    }
+}
+
+/// Polls `condition` every 15 ms until it holds, and says whether it did within `timeout`
+/// seconds; when not, the test fails here naming `what` (unless `quietly`: the caller says
+/// why itself). The one place the tests sleep to wait for something.
+@discardableResult
+func waitUntil(_ what: String, timeout: Double, quietly: Bool = false, sourceLocation: SourceLocation = #_sourceLocation,
+               _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        if Date() >= deadline {
+            if !quietly { Issue.record("waited \(timeout) s for \(what) in vain", sourceLocation: sourceLocation) }
+            return false
+        }
+        usleep(15_000)
+    }
+    return true
+}
+
+/// `whileRunning` is called once the child has started, with what it has said so far (the
+/// pipes are read meanwhile, so a child that says much never stalls on a full pipe).
 @discardableResult
 func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-         input: Pipe? = nil, onStart: ((Process) -> Void)? = nil) throws -> RunResult {
+         input: Pipe? = nil, onStart: ((Process) -> Void)? = nil,
+         whileRunning: ((Process, LiveOutput) -> Void)? = nil) throws -> RunResult {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable)
     p.arguments = arguments
@@ -86,17 +183,14 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     try p.run()
     let watchdog = ChildWatchdog(p)
     defer { watchdog.disarm() }
+    let live = LiveOutput(), group = DispatchGroup()
+    live.drain(out, isStderr: false, group: group)
+    live.drain(err, isStderr: true, group: group)
     onStart?(p)
-    // Read both pipes concurrently so neither can fill up and stall the child.
-    let group = DispatchGroup()
-    nonisolated(unsafe) var outData = Data(), errData = Data()
-    group.enter()
-    DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    errData = err.fileHandleForReading.readDataToEndOfFile()
+    whileRunning?(p, live)
     group.wait()
     p.waitUntilExit()
-    return RunResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                     stderr: String(decoding: errData, as: UTF8.self) + watchdog.verdict(executable))
+    return RunResult(status: p.terminationStatus, stdout: live.stdout, stderr: live.stderr + watchdog.verdict(executable))
 }
 
 /// Swift Testing's time limit fails a test but cannot end a child it waits on: a dualcam
@@ -129,6 +223,12 @@ final class ChildWatchdog {
 
 func dualcam(_ arguments: [String], input: Pipe? = nil, onStart: ((Process) -> Void)? = nil) throws -> RunResult {
     try run(Env.dualcam, arguments, input: input, onStart: onStart)
+}
+
+/// With what it says while it runs, for a test that acts on it (a trailing closure of two
+/// arguments lands here).
+func dualcam(_ arguments: [String], input: Pipe? = nil, whileRunning: ((Process, LiveOutput) -> Void)?) throws -> RunResult {
+    try run(Env.dualcam, arguments, input: input, whileRunning: whileRunning)
 }
 
 /// A scratch directory removed when the test ends.

@@ -17,7 +17,7 @@ import Testing
     /// The end of a Python script that forked a child on a pseudo-terminal (`pid`, `fd`):
     /// reads what it writes there to the end, prints it and exits with the child's status.
     static let collectTerminalOutput = """
-        out = b''
+        out = globals().get('seen', b'')  # what wait_for read already
         while True:
             try:
                 chunk = os.read(fd, 4096)
@@ -32,16 +32,34 @@ import Testing
         """
 
     /// `record` of a 12 s 640x360 test picture with no sound, on a pseudo-terminal that a
-    /// Python body types into (`fd`, with `os` and `time`); returns all it wrote there.
+    /// Python body types into (`fd`, with `os` and `time`, and `wait_for(text)`, which reads
+    /// until the program has written `text` and fails the script after 60 s); returns all
+    /// it wrote there.
     static func recordOnTerminal(in dir: TempDir, typing body: String, _ arguments: [String]) throws -> RunResult {
         let camera = dir.path("camera.mp4")
         try makeClip(camera, ["-f", "lavfi", "-i", "testsrc=s=640x360:r=30:d=12", "-c:v", "libx264", "-preset", "ultrafast"])
         let script = """
-            import os, pty, sys, time
+            import os, pty, select, sys, time
             pid, fd = pty.fork()
             if pid == 0:
                 os.environ['TERM'] = 'xterm'
                 os.execv(sys.argv[1], sys.argv[1:])
+            seen = b''
+            def wait_for(text, timeout=60):
+                # A key typed before the program reads keys, or at a guessed moment, tests nothing.
+                global seen
+                deadline = time.monotonic() + timeout
+                while text not in seen:
+                    left = deadline - time.monotonic()
+                    ready = left > 0 and select.select([fd], [], [], left)[0]
+                    try:
+                        chunk = os.read(fd, 4096) if ready else b''
+                    except OSError:
+                        chunk = b''
+                    if not chunk:
+                        sys.stdout.write(seen.decode(errors='replace'))
+                        sys.exit('waited for %r in vain (%s)' % (text, 'timed out' if not ready else 'it ended'))
+                    seen += chunk
             """ + "\n" + body + "\n" + Self.collectTerminalOutput
         return try run("/usr/bin/env", ["python3", "-c", script, Env.dualcam, "record", "--back", camera, "--size", "640x360",
                                         "--audio", "none", "--skip-speed-check"] + arguments)
@@ -57,8 +75,9 @@ import Testing
         let dir = try TempDir()
         let out = dir.path("held.mov")
         let r = try Self.recordOnTerminal(in: dir, typing: """
-            time.sleep(0.3)
+            wait_for(b'recording to')
             os.write(fd, b'\\x13')
+            # The thing tested: the terminal held past the take's end (6 s of a 5 s take).
             time.sleep(6)
             os.write(fd, b'\\x11')
             """, ["--duration", "5", "--json", "-o", out])
@@ -74,9 +93,16 @@ import Testing
         let dir = try TempDir()
         let out = dir.path("paused.mov")
         let r = try Self.recordOnTerminal(in: dir, typing: """
-            for key, wait in ((b'p', 1.5), (b'p', 1.5), (b'q', 1.5)):
-                time.sleep(wait)
-                os.write(fd, key)
+            # Keys at times in the take read off the status line's clock, which stops while
+            # paused: p at 1 s, p again 1.5 s later (the pause's length is the thing tested),
+            # q at 3 s.
+            wait_for(b'REC 0:01')
+            os.write(fd, b'p')
+            wait_for(b'PAUSED 0:01')
+            time.sleep(1.5)
+            os.write(fd, b'p')
+            wait_for(b'REC 0:03')
+            os.write(fd, b'q')
             """, ["-o", out])
         #expect(r.status == 0, "\(r.stdout)")
         let lines = r.stdout.components(separatedBy: "\r\u{1B}[K")
@@ -87,7 +113,7 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("REC 0:02") }, "recording again after the pause: \(r.stdout)")
         #expect(r.stdout.contains("paused at ") && r.stdout.contains("; paused 1 time, 1."), "\(r.stdout)")
         let video = try #require(Probe.number(try Probe(out).stream("video")?["duration"]))
-        #expect(video > 2.2 && video < 3.4, "\(video) s of a 4.5 s take paused for 1.5 s")
+        #expect(video > 2.2 && video < 3.4, "\(video) s of a take stopped 3 s in, paused for 1.5 s")
     }
 
     /// The status line on a terminal 80 and 60 columns wide, recording two cameras with sound:

@@ -34,22 +34,30 @@ fail() {
 # socket exists gives up at once, and on a loaded machine (CI) pipewire-pulse did so,
 # leaving pactl nothing to connect to. pipewire-pulse is started again if it gave up all
 # the same, for up to 30 s in all.
+# poll TRIES COMMAND...: runs COMMAND every 0.1 s until it succeeds, TRIES times at most
+# (false then): the one place this script waits for something.
+poll() {
+  local tries=$1
+  shift
+  for _ in $(seq "$tries"); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
 pipewire > "$out/pipewire.log" 2>&1 &
-for _ in $(seq 300); do [ -S "$XDG_RUNTIME_DIR/pipewire-0" ] && break; sleep 0.1; done
-[ -S "$XDG_RUNTIME_DIR/pipewire-0" ] || fail "pipewire did not start"
+poll 300 test -S "$XDG_RUNTIME_DIR/pipewire-0" || fail "pipewire did not start"
 wireplumber > "$out/wireplumber.log" 2>&1 &
 pulse_pid=
-for _ in $(seq 300); do
-  pactl info > /dev/null 2>&1 && break
+pulse_answers() {
+  pactl info > /dev/null 2>&1 && return 0
   if [ -z "$pulse_pid" ] || ! kill -0 "$pulse_pid" 2>/dev/null; then
     pipewire-pulse >> "$out/pipewire-pulse.log" 2>&1 &
     pulse_pid=$!
   fi
-  sleep 0.1
-done
-pactl info > /dev/null 2>&1 || fail "pipewire-pulse did not answer in 30 s"
+  return 1
+}
+poll 300 pulse_answers || fail "pipewire-pulse did not answer in 30 s"
 pactl load-module module-null-sink sink_name=spk > /dev/null || fail "no null sink"
-for _ in $(seq 100); do pactl list short sources 2>/dev/null | grep -q spk.monitor && break; sleep 0.1; done
+monitor_listed() { pactl list short sources 2>/dev/null | grep -q spk.monitor; }
+poll 100 monitor_listed
 pactl set-default-source spk.monitor
 python3 -c 'import math, struct, sys, wave
 w = wave.open(sys.argv[1], "wb"); w.setnchannels(2); w.setsampwidth(2); w.setframerate(48000)
@@ -58,7 +66,8 @@ w.writeframes(second * 30)' "$out/tone.wav"
 pw-cat --playback --target spk "$out/tone.wav" > "$out/pw-cat.log" 2>&1 &
 # Until the tone is linked to the sink and reaches the default source (arecord, ALSA's
 # default as dualcam opens it, hears it): a source read sooner was silent now and then.
-for _ in $(seq 100); do [ -n "$(pactl list short sink-inputs 2>/dev/null)" ] && break; sleep 0.1; done
+tone_linked() { [ -n "$(pactl list short sink-inputs 2>/dev/null)" ]; }
+poll 100 tone_linked
 for _ in $(seq 10); do
   arecord -q -D default -d 1 -f S16_LE -c 2 -r 48000 "$out/check.wav" 2>/dev/null
   python3 -c 'import array, sys, wave

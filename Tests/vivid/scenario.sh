@@ -20,9 +20,19 @@ copy_log() { cp "$log" "$out/.stderr-$1.txt" && mv -f "$out/.stderr-$1.txt" "$ou
 ( while sleep 2; do [ -f "$log" ] && copy_log polled; done ) &
 log_copier=$!
 keep_log() { kill "$log_copier" 2>/dev/null; wait "$log_copier" 2>/dev/null; copy_log final; }
+# poll TRIES COMMAND...: runs COMMAND every 0.1 s until it succeeds, TRIES times at most
+# (false then): the one place this script waits for a condition.
+poll() {
+  local tries=$1
+  shift
+  for _ in $(seq "$tries"); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
+# Whether dualcam's stderr has said TEXT yet.
+said() { grep -q "$1" "$log" 2>/dev/null; }
 # Returns once dualcam has its first picture: the file starts there, and cameras can take a
 # second or more to deliver in the emulated VM.
-recording_started() { for _ in $(seq 300); do grep -q "recording to" "$log" 2>/dev/null && return; sleep 0.1; done; }
+recording_started() { poll 300 said "recording to"; }
 record() { "$DUALCAM" record --capture 640x360 --json --skip-speed-check "$@" > "$out/summary.json" 2> "$log"; echo $? > "$out/status"; keep_log; }
 # ffmpeg reading the virtual camera /dev/video5 as any program reads a webcam: 30 frames.
 read_camera() {
@@ -39,9 +49,8 @@ loopback_cameras() {
   ffmpeg -nostdin -v error -re -stream_loop -1 -i "$1" -c:v copy -f v4l2 /dev/video5 2>> "$out/feeder.txt" &
   ffmpeg -nostdin -v error -re -stream_loop -1 -i "$2" -c:v copy -f v4l2 /dev/video6 2>> "$out/feeder.txt" &
   # With exclusive_caps a loopback device is a capture device once something writes to it.
-  for dev in /dev/video5 /dev/video6; do
-    for _ in $(seq 300); do v4l2-ctl -d "$dev" -D 2>/dev/null | grep -A3 "Device Caps" | grep -q "Video Capture" && break; sleep 0.1; done
-  done
+  captures() { v4l2-ctl -d "$1" -D 2>/dev/null | grep -A3 "Device Caps" | grep -q "Video Capture"; }
+  for dev in /dev/video5 /dev/video6; do poll 300 captures "$dev"; done
 }
 # unplugged_during DEV AFTER FOR RECORD-ARGS...: a small-canvas recording (real time matters)
 # during which DEV is unplugged AFTER seconds in, and plugged back in FOR seconds later (or
@@ -74,7 +83,7 @@ w.writeframes(second * 60)' "$1"
 play_tone() {
   aplay -q -D "hw:Loopback,$1,0" /run/tone.wav > /dev/null 2>&1 &
   tone=$!
-  for _ in $(seq 100); do grep -q RUNNING "/proc/asound/Loopback/pcm$1p/sub0/status" 2>/dev/null && break; sleep 0.1; done
+  poll 100 grep -q RUNNING "/proc/asound/Loopback/pcm$1p/sub0/status" 2>/dev/null
 }
 # Only single and the MJPEG pair record 1080p HEVC (about a minute each in the
 # emulated VM): the other format scenarios test the cameras' side on the small MPEG-4 canvas.
@@ -141,7 +150,7 @@ case $name in
     (cd "$out/cwd" && record --duration 12 --size 640x360 --audio none --back "$out/back.mkv" --front "$out/front.mkv" \
       --virtual-camera /dev/video5 -o none) &
     recorder=$!
-    for _ in $(seq 300); do grep -q "showing it" "$log" 2>/dev/null && break; sleep 0.1; done
+    poll 300 said "showing it"
     read_camera reader1
     wait "$recorder" ;;
   two-swapped)
@@ -206,7 +215,7 @@ case $name in
     # once dualcam has let go of it): the saved value must be written again.
     v4l2-ctl -d /dev/video0 --set-ctrl=brightness=128
     v4l2-ctl -d /dev/video0 --set-ctrl=disconnect=1
-    for _ in $(seq 100); do grep -q "/dev/video0 is back" "$log" 2>/dev/null && break; sleep 0.1; done
+    poll 100 said "/dev/video0 is back"
     sleep 0.5
     v4l2-ctl -d /dev/video0 --get-ctrl=brightness > "$out/brightness-after-replug.txt"
     wait "$pid"
