@@ -79,7 +79,7 @@ extension RecordTests {
         let dir = try TempDir()
         // Made and entered by the shell from its bytes: Swift's String cannot hold the name.
         let inFolder = "cd \"$(printf 'caf\\351')\" && "
-        func shell(_ script: String, whileRunning: ((Process, LiveOutput) -> Void)? = nil) throws -> RunResult {
+        func shell(_ script: String, whileRunning: ((Process, ChildOutput) -> Void)? = nil) throws -> RunResult {
             try run("/bin/sh", ["-c", "cd \"$1\" && " + script, "sh", dir.url.path, Env.dualcam, Reference.back, Reference.front],
                     whileRunning: whileRunning)
         }
@@ -118,7 +118,7 @@ extension RecordTests {
     func everyCommandTakesNamesThroughAFolderWhoseNameIsNotUTF8() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        func shell(_ script: String, whileRunning: ((Process, LiveOutput) -> Void)? = nil) throws -> RunResult {
+        func shell(_ script: String, whileRunning: ((Process, ChildOutput) -> Void)? = nil) throws -> RunResult {
             try run("/bin/sh", ["-c", "D=\"$1/$(printf 'caf\\351')\"; cd / && " + script, "sh", dir.url.path, Env.dualcam,
                                 Reference.back, Reference.front], whileRunning: whileRunning)
         }

@@ -142,7 +142,7 @@ import Testing
     /// it said and of its threads (read from /proc as they are then), or it has ended.
     /// `interrupt`: then stopped with SIGINT.
     static func threadLevels(of arguments: [String], interrupt: Bool = false,
-                             when ready: @escaping (Int32, LiveOutput, [(name: String, tid: Int32, nice: Int32)]) -> Bool)
+                             when ready: @escaping (Int32, ChildOutput, [(name: String, tid: Int32, nice: Int32)]) -> Bool)
         throws -> (RunResult, [(name: String, tid: Int32, nice: Int32)]) {
         var threads: [(name: String, tid: Int32, nice: Int32)] = []
         let r = try dualcam(arguments) { p, said in

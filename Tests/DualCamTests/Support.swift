@@ -72,7 +72,7 @@ struct RunResult {
 
 /// What a child has written so far, readable while it runs: a test waits for the line that
 /// says the program got somewhere instead of guessing how long that takes on this machine.
-final class LiveOutput: Sendable {
+final class ChildOutput: Sendable {
     private let buffers = Mutex((out: Data(), err: Data(), ended: 0))
 
     var stdout: String { buffers.withLock { String(decoding: $0.out, as: UTF8.self) } }
@@ -169,7 +169,7 @@ func waitUntil(_ what: String, timeout: Double, quietly: Bool = false, sourceLoc
 @discardableResult
 func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
          input: Pipe? = nil, onStart: ((Process) -> Void)? = nil,
-         whileRunning: ((Process, LiveOutput) -> Void)? = nil) throws -> RunResult {
+         whileRunning: ((Process, ChildOutput) -> Void)? = nil) throws -> RunResult {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable)
     p.arguments = arguments
@@ -183,7 +183,7 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     try p.run()
     let watchdog = ChildWatchdog(p)
     defer { watchdog.disarm() }
-    let live = LiveOutput(), group = DispatchGroup()
+    let live = ChildOutput(), group = DispatchGroup()
     live.drain(out, isStderr: false, group: group)
     live.drain(err, isStderr: true, group: group)
     onStart?(p)
@@ -227,7 +227,7 @@ func dualcam(_ arguments: [String], input: Pipe? = nil, onStart: ((Process) -> V
 
 /// With what it says while it runs, for a test that acts on it (a trailing closure of two
 /// arguments lands here).
-func dualcam(_ arguments: [String], input: Pipe? = nil, whileRunning: ((Process, LiveOutput) -> Void)?) throws -> RunResult {
+func dualcam(_ arguments: [String], input: Pipe? = nil, whileRunning: ((Process, ChildOutput) -> Void)?) throws -> RunResult {
     try run(Env.dualcam, arguments, input: input, whileRunning: whileRunning)
 }
 
