@@ -73,7 +73,9 @@ struct RunResult {
 /// What a child has written so far, readable while it runs: a test waits for the line that
 /// says the program got somewhere instead of guessing how long that takes on this machine.
 final class ChildOutput: Sendable {
-    private let buffers = Mutex((out: Data(), err: Data(), ended: 0))
+    // A lock ThreadSanitizer sees (Synchronization's Mutex is a futex it does not: each pipe's
+    // reader was reported racing the other).
+    private let buffers = Locked((out: Data(), err: Data(), ended: 0))
 
     var stdout: String { buffers.withLock { String(decoding: $0.out, as: UTF8.self) } }
     var stderr: String { buffers.withLock { String(decoding: $0.err, as: UTF8.self) } }

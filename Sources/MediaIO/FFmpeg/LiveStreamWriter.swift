@@ -56,6 +56,18 @@ public final class StreamPacket: @unchecked Sendable {
         if isVideo && pointer.pointee.duration == 0 { pointer.pointee.duration = 1 }
     }
 
+    /// A new reference to the same data (no copy), kept while this one is written.
+    public func copy() -> StreamPacket? {
+        StreamPacket(referencing: pointer, isVideo: isVideo, timeBases: (videoTimeBase, audioTimeBase))
+    }
+
+    private init?(referencing packet: UnsafeMutablePointer<AVPacket>, isVideo: Bool, timeBases: (AVRational, AVRational)) {
+        (videoTimeBase, audioTimeBase) = timeBases
+        guard let clone = av_packet_clone(packet) else { return nil }
+        pointer = clone
+        self.isVideo = isVideo
+    }
+
     deinit {
         var p: UnsafeMutablePointer<AVPacket>? = pointer
         av_packet_free(&p)

@@ -21,6 +21,12 @@ public final class LiveStream: @unchecked Sendable {
     private var awaitingKeyframe = true
     /// Sound that came while waiting for a keyframe: what is at or after it is sent with it.
     private var heldSound: [StreamPacket] = []
+    /// The sound sent last (new references): a connection found lost had taken it, and the
+    /// next one's keyframe may be earlier.
+    private var recentlySent: [StreamPacket] = []
+    /// That sound, after a loss: sent again with the keyframe it goes with (not counted as
+    /// dropped when it is older).
+    private var resendable: [StreamPacket] = []
     private var stopping = false
     private var writer: LiveStreamWriter?
     /// The writer while it connects, so that a stop can cut the attempt short.
@@ -84,10 +90,18 @@ public final class LiveStream: @unchecked Sendable {
     }
 
     /// Lets go of what waits (the network is behind or gone): sending resumes at a keyframe.
-    private func dropQueued() {
-        counts.packetsDropped += queued.count + heldSound.count
+    /// `keepingSound` (a connection lost or made): the newest sound, sent or not, is held for
+    /// that keyframe. The encoder hands out sound before the picture it goes with: let go with
+    /// the rest, or taken by a connection that was lost by then (SRT notices after 5 s), the
+    /// stream came back with its first 85-107 ms silent (its server killed at 3 s of a take and
+    /// back at 6 s: lost at the 8 s keyframe, twice in two runs).
+    private func dropQueued(keepingSound: Bool = false) {
+        let kept = keepingSound ? Array((heldSound + queued.filter { !$0.isVideo }).suffix(Self.heldSoundLimit)) : []
+        resendable = keepingSound ? Array((resendable + recentlySent).suffix(Self.recentSoundKept)) : []
+        recentlySent.removeAll()
+        counts.packetsDropped += queued.count + heldSound.count - kept.count
         queued.removeAll(keepingCapacity: true)
-        heldSound.removeAll()
+        heldSound = kept
         queuedBytes = 0
         awaitingKeyframe = true
     }
@@ -155,15 +169,25 @@ public final class LiveStream: @unchecked Sendable {
                 // The sound that goes with the keyframe's picture and after it: the encoder's
                 // lookahead hands out sound before the picture it goes with.
                 awaitingKeyframe = false
-                toSend = [packet] + heldSound.filter { $0.seconds >= packet.seconds }
-                counts.packetsDropped += heldSound.count - (toSend.count - 1)
+                toSend = [packet] + (resendable + heldSound).filter { $0.seconds >= packet.seconds }
+                counts.packetsDropped += heldSound.count { $0.seconds < packet.seconds }
                 heldSound.removeAll()
-            } else if !packet.isVideo && heldSound.count < Self.heldSoundLimit {
+                resendable.removeAll()
+            } else if !packet.isVideo {
+                // The newest are kept: those nearest the keyframe to come.
                 heldSound.append(packet)
+                if heldSound.count > Self.heldSoundLimit {
+                    heldSound.removeFirst()
+                    counts.packetsDropped += 1
+                }
             } else {
                 counts.packetsDropped += 1
             }
             let w = writer
+            if w != nil {
+                recentlySent += toSend.filter { !$0.isVideo }.compactMap { $0.copy() }
+                recentlySent.removeFirst(max(0, recentlySent.count - Self.recentSoundKept))
+            }
             condition.unlock()
             guard let w else { continue }
             for packet in toSend {
@@ -184,6 +208,9 @@ public final class LiveStream: @unchecked Sendable {
 
     /// Sound packets kept while waiting for a keyframe (about 2 s of AAC).
     static let heldSoundLimit = 96
+    /// Sound packets sent kept for a reconnection (about half a second: more than the
+    /// encoders hand out sound ahead of its picture).
+    static let recentSoundKept = 24
 
     /// One attempt; says when the stream is lost for the first time and when it is back.
     private func connect(attempt: Int) -> Bool {
@@ -198,8 +225,9 @@ public final class LiveStream: @unchecked Sendable {
             try w.connect(timeout: Self.connectTimeout)
             condition.lock()
             writer = w
-            // A new connection starts at a keyframe: what waited from before it is let go.
-            if counts.connections > 0 { dropQueued() }
+            // A new connection starts at a keyframe: what waited from before it is let go, but
+            // for the sound that may go with that keyframe.
+            if counts.connections > 0 { dropQueued(keepingSound: true) }
             awaitingKeyframe = true
             counts.connections += 1
             let resumed = counts.connections > 1
@@ -228,7 +256,7 @@ public final class LiveStream: @unchecked Sendable {
         counts.outages += 1
         counts.lastFailure = why
         state = .reconnecting
-        dropQueued()
+        dropQueued(keepingSound: true)
         condition.unlock()
         log("stream: lost (\(why)): the recording goes on, reconnecting with backoff")
     }
