@@ -149,7 +149,7 @@ final class RecordLoop {
     /// the outputs that show pictures alone.
     func show(_ slot: Int, driver: any StepPicture, other: (any StepPicture)?, recording: Bool) -> Bool {
         let canvas: EncoderFrame
-        switch input.waitsForTheEncoder ? queue.acquireWaiting() : queue.acquire() {
+        switch queue.acquire(waiting: input.waitsForTheEncoder) {
         case .failed: return false
         case let .canvas(c): canvas = c
         case .encoderBehind:

@@ -147,26 +147,13 @@ final class EncodeQueue: @unchecked Sendable {
         }
     }
 
-    /// A frame to compose into, without waiting.
-    func acquire() -> Acquisition {
+    /// A frame to compose into: at once (`encoderBehind` when every frame is queued), or,
+    /// `waiting`, once the encoder lets go of one (an input that keeps every slot: compose's files).
+    func acquire(waiting: Bool = false) -> Acquisition {
         condition.lock()
+        while waiting && free.isEmpty && failure == nil { condition.wait() }
         if failure != nil { condition.unlock(); return .failed }
         guard let frame = free.popLast() else { condition.unlock(); return .encoderBehind }
-        condition.unlock()
-        do { try frame.prepareForWriting() } catch {
-            fail(error)
-            return .failed
-        }
-        return .canvas(frame)
-    }
-
-    /// A frame to compose into, waiting for the encoder to let go of one (an input that
-    /// keeps every slot: compose's files).
-    func acquireWaiting() -> Acquisition {
-        condition.lock()
-        while free.isEmpty && failure == nil { condition.wait() }
-        if failure != nil { condition.unlock(); return .failed }
-        let frame = free.removeLast()
         condition.unlock()
         do { try frame.prepareForWriting() } catch {
             fail(error)
