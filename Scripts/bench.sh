@@ -6,7 +6,10 @@
 # benchmark, no frame-sized allocation on the product's paths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Scripts/stage-times.sh
+trap 'print_stage_times benchmarks' EXIT
 swift build -c release
+lap "release build"
 # The product's paths and the inset kernels, cold sources (as cameras deliver): fails when any
 # case's p99 exceeds the 16 ms budget. A case over it is measured twice more and its best
 # run counts (the MJPEG paths decode a 1080p JPEG, ~5 ms, on one thread; a host that
@@ -15,12 +18,14 @@ swift build -c release
 bench=".build/release/dualcam bench --frames 400"
 $bench --sources cold --json > /tmp/dualcam-cold.json || true  # judged below, with reruns
 python3 Benchmarks/check-budget.py /tmp/dualcam-cold.json --rerun "$bench --sources cold --json --cases {case}"
+lap "latency budget, cold sources"
 # Regressions: instructions per frame, counted by callgrind (the same count whatever else the
 # machine runs), against the counts kept in the repository. After a deliberate change:
 #   .build/release/dualcam bench --instructions --json > Benchmarks/baseline-instructions.json
 # A counted run that failed left valgrind's whole output in a log the error names: shown here.
 .build/release/dualcam bench --instructions --baseline Benchmarks/baseline-instructions.json \
   || { cat "${TMPDIR:-/tmp}"/dualcam-callgrind-*.log 2>/dev/null; exit 1; }
+lap "instruction counts (callgrind)"
 
 # The default build must run on a CPU without AVX2: qemu-user emulates a Nehalem (SSE4.2).
 # Its kernels, and those of the AVX2 build, must give the scalar reference's output exactly.
@@ -28,6 +33,7 @@ python3 Benchmarks/check-budget.py /tmp/dualcam-cold.json --rerun "$bench --sour
 qemu-x86_64 -cpu Nehalem .build/release/dualcam bench --verify
 qemu-x86_64 -cpu Nehalem .build/release/dualcam bench --frames 5 --cases inset-only-720p,kernels-swapped-720p,record-yuyv-1080p --budget-ms 1000000 >/dev/null
 echo "bench: the default build runs on a CPU without AVX2 (qemu-x86_64 -cpu Nehalem), its kernels exact"
+lap "kernels exact, and on a CPU without AVX2"
 # The AVX2 build: the compositor's test suites (every kernel against its scalar reference)
 # and the whole layouts. Its Compositor is optimised in debug builds too, so the kernels
 # tested are the ones a release build runs.
@@ -37,20 +43,24 @@ swift test --skip-build --scratch-path .build-v3 --filter CompositorTests
 .build-v3/debug/dualcam bench --verify
 unset DUALCAM_X86_64_LEVEL
 echo "bench: the AVX2 build's kernels exact"
+lap "the AVX2 build and its kernels"
 
 # The MJPEG camera path: two 1080p cameras' JPEGs decoded and composed; fails if decoding
 # the inset camera at its role's size saves less than a quarter of its decoding.
 .build/release/dualcam bench --mjpeg --frames 100
+lap "MJPEG cameras"
 
 # The live pipeline end to end: two 1080p30 files as cameras for 20 s, idle and beside two
 # busy processes: every frame kept and p99 within budget, both times.
 bash Benchmarks/record-latency.sh 20
+lap "record latency, idle and busy"
 
 # compose against the ffmpeg CLI doing the same job: as fast (0.97x), as good, as lean.
 bash Benchmarks/compare-ffmpeg.sh 3
+lap "compose against ffmpeg"
 
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$out"; print_stage_times benchmarks' EXIT
 swift package --package-path Benchmarks benchmark --target CompositorBenchmarks --no-progress | tee "$out"
 # Table rows look like: │ Malloc (total) * │ 0 │ 0 │ ... │ 0 │ Samples │
 rows=$(grep -c 'Malloc (total)' "$out" || true)
@@ -58,6 +68,7 @@ bad=$(awk -F'│' '/Malloc \(total\)/ { for (i = 3; i < NF - 1; i++) if ($i + 0 
 if [ "$rows" -eq 0 ]; then echo "bench: no malloc counts found in the benchmark output" >&2; exit 1; fi
 if [ -n "$bad" ]; then echo "bench: allocations in a measured loop:" >&2; echo "$bad" >&2; exit 1; fi
 echo "bench: $rows benchmarks, zero mallocs per iteration in every percentile"
+lap "compositor benchmarks (mallocs)"
 
 # The product's paths, source buffers to the encoder's frame: no frame-sized (large)
 # allocation per frame, on any of them (the MJPEG paths included: libjpeg-turbo reads the
@@ -68,3 +79,4 @@ rows=$(awk '/^path / { name = $0 } /Malloc \(large\)/' "$out" | wc -l)
 if [ "$rows" -lt 8 ]; then echo "bench: large-malloc counts missing from the path benchmarks ($rows)" >&2; exit 1; fi
 if [ -n "$bad" ]; then echo "bench: frame-sized allocations on a product path:" >&2; echo "$bad" >&2; exit 1; fi
 echo "bench: $rows product paths, no frame-sized allocation per frame"
+lap "product paths (large mallocs)"

@@ -9,6 +9,8 @@
 # the terminal tests need a pseudo-terminal, and the chroot has no /dev/pts;
 # the compositor is optimised in debug builds anyway).
 #   bash Scripts/debian13.sh          (as root; DEBIAN13_ROOT to keep the tree elsewhere)
+#   bash Scripts/debian13.sh --prepare  only makes the tree (mostly downloads and unpacking:
+#                                       CI does it while the first build runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=${DEBIAN13_ROOT:-/var/tmp/dualcam-trixie}
@@ -41,6 +43,7 @@ if [ "$(cat "$root/.dualcam-ready" 2>/dev/null)" != "${packages[*]}" ]; then
   chroot "$root" apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
   echo "${packages[*]}" > "$root/.dualcam-ready"
 fi
+if [ "${1:-}" = --prepare ]; then echo "debian13: the trixie tree is ready in $root"; exit 0; fi
 
 mounted=()
 cleanup() { for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount "${mounted[i]}" 2>/dev/null || true; done; }

@@ -7,6 +7,7 @@
 # test) was lost, as the sanitizer dies when it cannot write its report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Scripts/stage-times.sh
 export DUALCAM_SANITIZED=1
 # As in test.sh: a test's time limit starts when it has a thread to run on.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(nproc)
@@ -26,9 +27,10 @@ for sanitizer in thread address; do
   scratch=.build-$sanitizer
   echo "sanitizers: building with --sanitize=$sanitizer"
   swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
+  lap "$sanitizer: build"
   reports="$PWD/$scratch/sanitizer-reports"
   rm -rf "$reports" && mkdir -p "$reports"
-  trap 'for f in "$reports"/*; do [ -f "$f" ] && { echo "sanitizers: report $f:"; cat "$f"; }; done' EXIT
+  trap 'for f in "$reports"/*; do [ -f "$f" ] && { echo "sanitizers: report $f:"; cat "$f"; }; done; print_stage_times sanitizers' EXIT
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$reports/report"
   export ASAN_OPTIONS="detect_leaks=0 log_path=$reports/report"
   # BenchGateTests runs dualcam under valgrind, which cannot run a sanitizer's build: on the
@@ -49,6 +51,7 @@ for sanitizer in thread address; do
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --skip "$skip"
   [ "$sanitizer" = address ] && swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter MistakeTests
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter "$threaded"
+  lap "$sanitizer: tests"
   # A report from a dualcam whose test did not look at its exit status fails the run too.
   if [ -n "$(ls -A "$reports")" ]; then echo "sanitizers: $sanitizer reported (the reports follow)"; exit 1; fi
 done

@@ -3,12 +3,14 @@
 # our files with ffprobe and ffmpeg, bad-input tests, cameras in the vivid VM).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash Scripts/setup.sh
+source Scripts/stage-times.sh
+trap 'print_stage_times "the test suite"' EXIT
+stage "setup" bash Scripts/setup.sh
 # Readable in one sitting: no Swift file in Sources/ over 400 lines, no function over 80.
 python3 Scripts/code-size.py Sources
 # BENCHMARKS.md's tables are what its data files say (Benchmarks/results/tables.py rewrites them).
 python3 Benchmarks/results/tables.py --check
-swift build
+stage "build (with the tests)" swift build --build-tests
 # Swift Testing starts a test's time limit before the test has a thread, and its pool has one
 # thread per core, which a test waiting on a dualcam or ffmpeg it started holds: pure
 # arithmetic tests queued behind such tests for 92 s ran out of their minute without having
@@ -16,22 +18,22 @@ swift build
 # each clock when its test can run; the stage takes as long as before (119 s against 118 s).
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(nproc)
 # Everything that does not run in real time, in parallel.
-swift test --skip 'RecordTests|VividTests|CrashSafetyTests|PreviewTests|TerminalTests|ReadmeRecipeTests'
+stage "tests without real time" swift test --skip 'RecordTests|VividTests|CrashSafetyTests|PreviewTests|TerminalTests|ReadmeRecipeTests'
 # Real-time recordings (files played as cameras, the emulated VM) one at a time: they must
 # not share the two CPUs with each other or with x265 runs, or the encoder falls behind and
 # the picture freezes (by design) where the tests look for a change.
-swift test --skip-build --no-parallel --filter 'RecordTests|VividTests|CrashSafetyTests|PreviewTests|TerminalTests|ReadmeRecipeTests'
+stage "real-time and VM tests" swift test --skip-build --no-parallel --filter 'RecordTests|VividTests|CrashSafetyTests|PreviewTests|TerminalTests|ReadmeRecipeTests'
 # Damaged input: a minute of the mutation fuzzer over the fixtures (fixed seed, so a
 # failure here is reproducible with the same command; Tests/fuzz/fuzz.py --help).
-python3 Tests/fuzz/fuzz.py --dualcam .build/debug/dualcam --seconds 60 --seed 2026
+stage "damaged-input fuzzer" python3 Tests/fuzz/fuzz.py --dualcam .build/debug/dualcam --seconds 60 --seed 2026
 # Ordinary mistakes: a minute of random combinations of every compose and record option, at
 # and beyond their limits, over the fixtures and odd-sized clips (fixed seed; each failure is
 # printed with the command that repeats it; Tests/fuzz/options.py --help).
-python3 Tests/fuzz/options.py --dualcam .build/debug/dualcam --seconds 60 --seed 2026
+stage "options fuzzer" python3 Tests/fuzz/options.py --dualcam .build/debug/dualcam --seconds 60 --seed 2026
 # Writers racing for one OUT: 50 rounds of record, compose --overwrite, relayout, finish and a
 # second record at random offsets; no take may be lost and no hidden file left (fixed seed).
-python3 Tests/concurrency/campaign.py --dualcam .build/debug/dualcam --rounds 50 --seed 2026
+stage "concurrency campaign" python3 Tests/concurrency/campaign.py --dualcam .build/debug/dualcam --rounds 50 --seed 2026
 # Beside other programs' files: finish against a fragmented MP4 ffmpeg is still writing,
 # records started together with no -o, and --iso onto small disks (8 rounds each, fixed seed;
 # Tests/concurrency/beside_others.py --help).
-python3 Tests/concurrency/beside_others.py --dualcam .build/debug/dualcam --rounds 8 --seed 2026
+stage "beside other programs" python3 Tests/concurrency/beside_others.py --dualcam .build/debug/dualcam --rounds 8 --seed 2026
