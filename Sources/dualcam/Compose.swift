@@ -149,6 +149,7 @@ struct PlanFacts: Encodable {
         var encoder: String, encoderThreads: Int, encoderFrameThreads: Int, encoderWavefront: Bool
         var intermediateThreads: Int?
         var liveEncoderMeasured: Bool?
+        var liveEncoderFps: Double?
         var liveEncoderTrials: [Trial]?
     }
     struct Trial: Encodable {
@@ -162,7 +163,7 @@ struct PlanFacts: Encodable {
                     compositorThreads: stages.compositorThreads, encoder: encoder, encoderThreads: stages.encoder.threads,
                     encoderFrameThreads: stages.encoder.frameThreads, encoderWavefront: stages.encoder.wavefront,
                     intermediateThreads: recording ? stages.intermediateThreads : nil, liveEncoderMeasured: live?.measured,
-                    liveEncoderTrials: live?.trials.map {
+                    liveEncoderFps: live.map { ($0.fps * 10).rounded() / 10 }, liveEncoderTrials: live?.trials.map {
                         Trial(threads: $0.threading.threads, frameThreads: $0.threading.frameThreads,
                               wavefront: $0.threading.wavefront, fps: ($0.fps * 10).rounded() / 10)
                     })

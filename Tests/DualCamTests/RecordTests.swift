@@ -1,5 +1,6 @@
 import Foundation
 import MediaIO
+import Pipeline
 import Testing
 
 /// `record` with files played as cameras: the live pipeline on any machine.
@@ -170,13 +171,15 @@ import Testing
         }
     }
 
-    /// On an idle machine whose CPUs can encode HEVC in real time (this project's two cores
-    /// can, in the configuration measured at the start) the take is encoded live: every slot
-    /// its own frame, none skipped, nothing left to the intermediate or for after the stop.
-    /// Counted in frames and events, not wall time. The start measures the live encoder
-    /// once (a cache of this test's own); the next start takes what was measured and has its
-    /// first picture within a second of the command (the one figure in wall time: 0.1-0.3 s
-    /// here, the bound is the issue's).
+    /// On an idle machine whose CPUs can encode HEVC in real time with the planner's headroom
+    /// (this project's two cores can, in the configuration measured at the start: 45-52 fps)
+    /// the take is encoded live: every slot its own frame, none skipped, nothing left to the
+    /// intermediate or for after the stop. Where the start measured less (a slower machine),
+    /// what is judged is what any machine owes: every slot its own frame, the rest encoded
+    /// after the stop, the speed reported. Counted in frames and events, not wall time. The
+    /// start measures the live encoder once (a cache of this test's own); the next start
+    /// takes what was measured and has its first picture within a second of the command (the
+    /// one figure in wall time: 0.1-0.3 s here, the bound is the issue's).
     @Test(.timeLimit(.minutes(3)))
     func anIdleTakeKeepsUpLive() throws {
         try Env.requireFFmpegTools()
@@ -198,9 +201,15 @@ import Testing
               + "live encoder trials \(plan["live_encoder_trials"] ?? "?")")
         #expect(summary["frames"] as? Int == 300)
         #expect(summary["encoder_skipped_frames"] as? Int == 0, "\(summary)")
-        #expect(summary["frames_encoded_after_stop"] as? Int == 0, "the take fell back on the intermediate: \(r.stderr)")
-        #expect(!r.stderr.contains("fell behind"), "\(r.stderr)")
         #expect(plan["live_encoder_measured"] as? Bool == true && r.stderr.contains("live encoder, measured now"), "\(r.stderr)")
+        let measured = try #require(plan["live_encoder_fps"] as? Double, "\(plan)")
+        if measured >= MachineSurvey.liveFPS {
+            #expect(summary["frames_encoded_after_stop"] as? Int == 0, "the take fell back on the intermediate: \(r.stderr)")
+            #expect(!r.stderr.contains("fell behind"), "\(r.stderr)")
+        } else {
+            print("idle take: the live encoder measured \(measured) fps here, under the \(MachineSurvey.liveFPS) a live take "
+                  + "is planned with: encoding after the stop reported, not judged")
+        }
         #expect(OutputPath.entry(Intermediate.path(for: out)) == nil, "an intermediate was left")
         #expect(try CrashSafetyTests.decoded(out).frames == 300)
         try Probe.expectPicturesOnTheirSlots(out)

@@ -8,7 +8,11 @@ extension VividTests {
     /// for 30 frames, stops, and reads 30 more a second later. What the readers saw is what
     /// the file holds (each sampled frame matches one of the file's at > 35 dB, the second
     /// reader's later ones), and the readers coming and going cost the recording nothing: the
-    /// file is whole and the device was written every frame, none failed.
+    /// file is whole and no write failed. How many of the frames the device took is the
+    /// emulated VM's speed (480 of 480 here, 253 on a fresh machine of this kind): reported;
+    /// each frame composed is written or counted as skipped (a newer one replaced it, or the
+    /// device had no room), none lost but the one the stop may catch. (A slot the file's
+    /// encoder had no room for is not composed at all, for the device either.)
     @Test(.timeLimit(.minutes(10)))
     func aVirtualCameraShowsWhatIsRecordedAndItsReadersComeAndGo() throws {
         try Env.requireFFmpegTools()
@@ -21,8 +25,11 @@ extension VividTests {
         let summary = try Self.summary(dir)
         let camera = try #require(summary["virtual_camera"] as? [String: Any], "\(summary)")
         #expect(camera["device"] as? String == "/dev/video5" && camera["failure"] == nil, "\(camera)")
-        #expect((camera["frames_written"] as? Int ?? 0) >= 400, "\(camera)")
+        let written = try #require(camera["frames_written"] as? Int), skipped = try #require(camera["frames_skipped"] as? Int)
+        print("virtual camera: \(written) frames written, \(skipped) skipped, of \(summary["frames"] ?? "?")")
         #expect(summary["frames"] as? Int == 480, "\(summary)")
+        let composed = 480 - (summary["encoder_skipped_frames"] as? Int ?? 0)
+        #expect(written > 0 && written + skipped >= composed - 1, "\(composed) frames composed: \(camera)")
         _ = try Self.checkFile(dir.path("out.mov"), seconds: 16, small: true)
 
         let file = try Self.decodedLuma(dir.path("out.mov"), in: dir)
@@ -53,7 +60,10 @@ extension VividTests {
         let summary = try Self.summary(dir)
         let camera = try #require(summary["virtual_camera"] as? [String: Any], "\(summary)")
         #expect(summary["output"] as? String == "none" && summary["frames"] as? Int == 360, "\(summary)")
-        #expect(camera["failure"] == nil && (camera["frames_written"] as? Int ?? 0) >= 300, "\(camera)")
+        // No file, so no encoder to skip for: every slot composed, written or counted as skipped.
+        let written = try #require(camera["frames_written"] as? Int), skipped = try #require(camera["frames_skipped"] as? Int)
+        print("virtual camera alone: \(written) frames written, \(skipped) skipped, of 360")
+        #expect(camera["failure"] == nil && written > 0 && written + skipped >= 359, "\(camera)")
         let reference = dir.path("reference.mov")
         let composed = try dualcam(["compose", dir.path("back.mkv"), dir.path("front.mkv"), "--size", "640x360", "--codec", "h264",
                                     "--crf", "0", "-o", reference])

@@ -146,9 +146,12 @@ import Testing
         print("webcam-default: \(repeated) of \(frames) frames repeated, \(summary["encoder_skipped_frames"] ?? "?") skipped "
               + "while the encoder was behind, latency p50 \(summary["latency_p50_ms"] ?? "?") ms")
         // At the 12.5 fps the old choice gave, 58 % of the frames repeated; at 30 fps on an
-        // idle machine 1-3 of 180 do (vivid under emulation drops one now and then). With a
-        // busy process beside the VM it was 3-10, and 38 once.
-        #expect(frames >= 179 && Double(repeated) < 0.03 * Double(frames), "\(repeated) of \(frames) frames repeated")
+        // idle machine 1-3 of 180 do (vivid under emulation drops one now and then), with a
+        // busy process beside the VM 3-10, and 38 once; on a fresh machine of this kind 3 %
+        // or more. How many the emulation drops is the machine's: reported. What the choice
+        // decides is judged: more than two slots in three have a new picture, which no mode
+        // of 20 fps or less (the next ones down) could give.
+        #expect(frames >= 179 && 3 * repeated < frames, "\(repeated) of \(frames) frames repeated")
         // The emulated VM's encoder falls behind once after the start (80-100 frames frozen,
         // now skipped, whatever the canvas): that is the encoder's side, not the cameras'.
         let probe = try Probe(dir.path("out.mov"))
