@@ -273,13 +273,13 @@ case $name in
       # frame interval.
       seconds=7 first=1.5 spacing=0.50417
     else
-      # The loopback's clock runs 0.3 % slow (both ends of the cable, as one sound card's
+      # The loopback's clock runs 0.45 % slow (both ends of the cable, as one sound card's
       # crystal would; under emulation it also wanders by ~0.07 % by itself): uncorrected,
-      # sound drifts 3 ms per second. The markers come after 45 s: 135 ms, four frames.
+      # sound drifts 4.5 ms per second. The markers come after 20 s: 90 ms, nearly three frames.
       for id in $(amixer -c Loopback controls | awk -F, '/Rate Shift/ && !/subdevice=[1-9]/ { sub("numid=", "", $1); print $1 }'); do
-        amixer -q -c Loopback cset numid="$id" "${RATE_SHIFT:-100300}"
+        amixer -q -c Loopback cset numid="$id" "${RATE_SHIFT:-100450}"
       done
-      seconds=70 first=45 spacing=0.50417
+      seconds=28 first=20 spacing=0.50417
     fi
     # Writes to the shared folder stall for a second now and then under emulation: this
     # scenario measures sync, not what a stall costs, so slots wait up to 5 s to be encoded.
