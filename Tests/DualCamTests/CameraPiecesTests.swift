@@ -78,12 +78,13 @@ import Testing
         let exchange = FrameExchange()
         let inset = try #require(yuyv.withUnsafeBytes { maker.make($0, isDamaged: false, stream: stream, inset: PiPLayout().insetRect, exchange: exchange) })
         #expect(inset.shift == shift)
-        #expect(inset.frame.isInsetOnly == (shift > 0))
+        // Made for the inset whatever it could leave out: the swap waits for the next picture.
+        #expect(inset.frame.madeFor == .inset)
         #expect(inset.frame.buffer.view.size == Size(width: w >> shift, height: h >> shift))
         #expect(maker.scaleChange(inset.shift) == (shift == 0 ? nil : "cam: converting YUYV at 1/\(1 << shift) size for the inset"))
         #expect(maker.scaleChange(inset.shift) == nil)
         let full = try #require(yuyv.withUnsafeBytes { maker.make($0, isDamaged: false, stream: stream, inset: nil, exchange: exchange) })
-        #expect(full.shift == 0 && full.frame.buffer.view.size == Size(width: w, height: h) && !full.frame.isInsetOnly)
+        #expect(full.shift == 0 && full.frame.buffer.view.size == Size(width: w, height: h) && full.frame.madeFor == .fullFrame)
         #expect(maker.scaleChange(full.shift) == (shift == 0 ? nil : "cam: converting YUYV at full size (full frame)"))
         guard shift > 0 else { return }
 

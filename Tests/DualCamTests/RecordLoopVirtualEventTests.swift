@@ -59,14 +59,15 @@ extension RecordLoopVirtualTests {
         #expect(take.indices == Array(0..<60))
     }
 
-    @Test func aReducedPictureDelaysTheSwapToTheFrontsNextFullSizeOne() throws {
+    @Test func aReducedPictureDelaysTheSwapToTheFrontsNextOneMadeForTheFullFrame() throws {
         let take = VirtualTake()
         take.plan.duration = 2
         take.front!.insetPictures = .halved
         Self.twoCameras(take)
         take.press(.swap, at: 1.0)
         _ = try take.run()
-        // f29 is half size: slot 29 still shows the back; f30 is whole and shows at slot 30.
+        // f29 was made for the inset (half size): slot 29 still shows the back; f30, made
+        // for the full frame, shows at slot 30.
         #expect(take.mains == Self.backs(1..<31) + Self.fronts(30..<60))
     }
 

@@ -5,42 +5,45 @@ import MediaIO
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct SwapPolicyTests {
-    /// What a run of frames shows: `asked` and the new main picture's shift for each.
-    func shown(_ frames: [(asked: Bool, shift: Int?)]) -> [Bool] {
+    /// What a run of frames shows: `asked` and the role the new main picture was made for.
+    func shown(_ frames: [(asked: Bool, newMain: PictureRole?)]) -> [Bool] {
         var swap = SwapPolicy()
-        return frames.map { swap.frame(asked: $0.asked, newMainReduction: $0.shift) }
+        return frames.map { swap.frame(asked: $0.asked, newMain: $0.newMain) }
     }
 
-    @Test func aSwapShowsAtOnceWhenTheNewMainPictureIsFullSize() {
-        #expect(shown([(false, 0), (true, 0), (false, 0)]) == [false, true, false])
-    }
-
-    /// The inset camera's last picture was decoded at 1/4: that frame keeps the old roles;
-    /// its next picture is full size (it was told its new role), and the swap shows. Once
-    /// shown, the picture's own size no longer matters.
-    @Test func itWaitsForTheNewMainCamerasFirstFullSizePicture() {
-        #expect(shown([(true, 2), (true, 0), (true, 2)]) == [false, true, true])
-    }
-
-    @Test func itWaitsNoLongerThanItsLimit() {
-        let waiting = Array(repeating: (asked: true, shift: Int?.some(1)), count: SwapPolicy.waitLimit + 1)
-        #expect(shown(waiting) == Array(repeating: false, count: SwapPolicy.waitLimit) + [true])
+    @Test func aSwapShowsAtOnceWhenTheNewMainPictureWasMadeForTheFullFrame() {
+        #expect(shown([(false, .fullFrame), (true, .fullFrame), (false, .fullFrame)]) == [false, true, false])
+        // A decoded file's pictures fit either role.
+        #expect(shown([(true, .any), (false, .any)]) == [true, false])
         // No picture at all from the other camera: nothing to wait for.
         #expect(shown([(true, nil)]) == [true])
     }
 
-    /// A picture that holds only the inset's columns is never shown full frame: the swap
-    /// waits past the limit, for that camera's next picture, however long.
-    @Test func itNeverShowsAPictureMadeForTheInsetAlone() {
+    /// The inset camera's newest picture was made for the inset: that frame keeps the old
+    /// roles; its next one was made after it was told its new role, and the swap shows. Once
+    /// shown, what the pictures were made for no longer moves it.
+    @Test func itWaitsForTheNewMainCamerasFirstPictureMadeForTheFullFrame() {
+        #expect(shown([(true, .inset), (true, .fullFrame), (true, .inset)]) == [false, true, true])
+    }
+
+    /// However long that camera takes (a reduced picture is never blown up, one holding only
+    /// the inset's columns never shown full frame), and the same on the way back.
+    @Test func itNeverShowsAPictureMadeForTheInsetFullFrame() {
         var swap = SwapPolicy()
-        let waiting = (0..<(3 * SwapPolicy.waitLimit)).map { _ in
-            swap.frame(asked: true, newMainReduction: 2, newMainIsInsetOnly: true)
-        }
+        let waiting = (0..<20).map { _ in swap.frame(asked: true, newMain: .inset) }
         #expect(!waiting.contains(true))
-        let whole = swap.frame(asked: true, newMainReduction: 0, newMainIsInsetOnly: false)
-        // And back: the old main picture, made for the inset meanwhile, waits the same way.
-        let back = [swap.frame(asked: false, newMainReduction: 2, newMainIsInsetOnly: true),
-                    swap.frame(asked: false, newMainReduction: 0, newMainIsInsetOnly: false)]
-        #expect(whole && back == [true, false])
+        let made = swap.frame(asked: true, newMain: .fullFrame)
+        let back = [swap.frame(asked: false, newMain: .inset), swap.frame(asked: false, newMain: .fullFrame)]
+        #expect(made && back == [true, false])
+    }
+
+    /// The timeline says, besides the swap, whether the picture full frame fits: not where
+    /// the camera that is main without a swap (the other one gone) still sends pictures made
+    /// for the inset.
+    @Test func theMainPictureMustHaveBeenMadeForTheFullFrame() {
+        var timeline = Timeline(fps: 30, duration: nil, layout: PiPLayout(), swapped: false)
+        #expect(timeline.roles(driver: .inset, other: nil) == (false, false, false))
+        #expect(timeline.roles(driver: .fullFrame, other: nil) == (false, false, true))
+        #expect(timeline.roles(driver: .any, other: .inset) == (false, false, true))
     }
 }

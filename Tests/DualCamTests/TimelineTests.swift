@@ -46,7 +46,7 @@ import Testing
         let paused = t.take([.pauseOrResume], now: 0.34)
         #expect(paused == [.soundPaused(slot: 10, at: 10 * Self.period), .said("paused at 0.33 s")])
         #expect(t.take([.swap], now: 1.0) == [.swapAsked(swapped: true, at: 10 * Self.period)])
-        #expect(t.roles(newMainReduction: 0, newMainIsInsetOnly: false) == (true, true))
+        #expect(t.roles(driver: .fullFrame, other: .fullFrame) == (true, true, true))
         // Pictures during the pause fill nothing.
         #expect(play(&t, from: 0.34, count: 30) == [])
         #expect(t.take([.pauseOrResume], now: 2.0) == [.resumeAsked(at: 2.0)])
@@ -58,18 +58,18 @@ import Testing
         #expect(t.swapAsked && abs(t.pausedSeconds(now: 99) - (2.01 - 10 * Self.period)) < 1e-9)
     }
 
-    /// A drag while a swap waits for a full-size picture moves the inset at once; the swap
-    /// still waits, and shows when that picture comes.
+    /// A drag while a swap waits for a picture made for the full frame moves the inset at
+    /// once; the swap still waits, and shows when that picture comes.
     @Test func aDragDuringASwapMovesTheInsetAndTheSwapStillWaits() {
         var t = timeline()
         _ = play(&t, from: 0, count: 3)
         _ = t.take([.swap], now: 0.1)
-        #expect(t.roles(newMainReduction: 2, newMainIsInsetOnly: false) == (true, false))
+        #expect(t.roles(driver: .fullFrame, other: .inset) == (true, false, true))
         let moved = t.take([.moveInset(.bottomLeft)], now: 0.12)
         #expect(moved.contains(.said("inset moved to bottom-left at 0.10 s")))
         guard case let .layoutChanged(layout)? = moved.first else { Issue.record("no layout change: \(moved)"); return }
         #expect(layout.corner == .bottomLeft && t.layout.corner == .bottomLeft)
-        #expect(t.roles(newMainReduction: 0, newMainIsInsetOnly: false) == (true, true))
+        #expect(t.roles(driver: .fullFrame, other: .fullFrame) == (true, true, true))
         // Moving it to where it is already says nothing.
         #expect(t.take([.moveInset(.bottomLeft)], now: 0.2) == [])
     }

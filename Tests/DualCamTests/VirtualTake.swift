@@ -87,7 +87,9 @@ final class ScriptedCamera: FrameSource, @unchecked Sendable {
         let halved = inInset && insetPictures == .halved
         let frame = exchange.frameToFill(size: halved ? Size(width: size.width / 2, height: size.height / 2) : size)
         frame.buffer.view.fill(y: UInt8(firstLuma + 2 * (shown % 50)), u: 128, v: 128)
-        frame.isInsetOnly = inInset && insetPictures == .insetOnly
+        // The demand it read, as a camera stamps it; one that makes whole pictures whatever
+        // the role need not read it.
+        frame.madeFor = insetPictures == .whole ? .any : inInset ? .inset : .fullFrame
         shown += 1
         published(frame, timestamp: timestamp, matrix: .bt709, shift: halved ? 1 : 0)
     }

@@ -125,13 +125,17 @@ package struct Timeline {
         return (first..<(first + repeats), (first + repeats)..<(first + repeats + shows))
     }
 
-    /// The roles of the slot being composed: `asked` (for the sources to make their next
-    /// pictures at the size their role needs) and `showing`, which follows `asked` once the
-    /// picture that moves to the full frame can be shown there (`SwapPolicy`).
-    package mutating func roles(newMainReduction: Int?, newMainIsInsetOnly: Bool) -> (asked: Bool, showing: Bool) {
-        let showing = swapPolicy.frame(asked: swapAsked, newMainReduction: newMainReduction,
-                                       newMainIsInsetOnly: newMainIsInsetOnly)
-        return (swapAsked, showing)
+    /// The roles of the slot being composed, from the roles its pictures were made for
+    /// (`driver`'s and `other`'s newest; nil: no other picture): `asked` (what the sources are
+    /// told to make their next pictures for), `showing`, which follows `asked` once the picture
+    /// that moves to the full frame was made for it (`SwapPolicy`), and `mainFits`: whether
+    /// the picture full frame was made for that role. It may not be, even where the swap has
+    /// no say: the other camera gone while this one was the inset, or roles changed again
+    /// while a swap waited; the last frame then holds until this camera's next picture.
+    package mutating func roles(driver: PictureRole, other: PictureRole?) -> (asked: Bool, showing: Bool, mainFits: Bool) {
+        let showing = swapPolicy.frame(asked: swapAsked, newMain: swapAsked ? other : driver)
+        let main = showing ? other ?? driver : driver
+        return (swapAsked, showing, main.fitsFullFrame)
     }
 
     /// Time left out by pauses, up to `now` (or the stop) for one not ended.

@@ -4,12 +4,9 @@ import MediaIO
 /// A picture the frame step composes: a decoded file's or a camera's.
 package protocol StepPicture {
     var picture: SourcePicture { get }
-    /// Decoded at 1/2^reduction of its source's size (a camera's JPEG for the inset); 0 at
-    /// full size. A reduced picture is never blown up to full frame (`SwapPolicy`).
-    var reduction: Int { get }
-    /// Only the columns the inset reads are there (`LiveFrame.isInsetOnly`): it is never
-    /// full frame (`SwapPolicy`, and the recorder holds the last frame rather than show it).
-    var isInsetOnly: Bool { get }
+    /// The role it was made for: one made for the inset is never full frame (`SwapPolicy`,
+    /// and the loop holds the last frame rather than show it).
+    var madeFor: PictureRole { get }
     /// Whether it is retagged once its colours were re-encoded where they lie, so that a
     /// picture shown twice is converted once. One that is not must already be in the
     /// output's colours to be composed in place: it would be converted again.
@@ -65,15 +62,13 @@ public struct FrameStep {
 }
 
 extension VideoPicture: StepPicture {
-    package var reduction: Int { 0 }
-    package var isInsetOnly: Bool { false }
+    package var madeFor: PictureRole { .any }
     package var isRetaggable: Bool { false }
     package func ownFrame(size: Size) -> EncoderFrame? { composableFrame(size: size) }
     package func didConvert(to matrix: YCbCrMatrix) {}
 }
 
 extension LiveFrame: StepPicture {
-    package var reduction: Int { shift }
     package var isRetaggable: Bool { true }
     package func ownFrame(size: Size) -> EncoderFrame? {
         buffer.size == size && storage.isExclusive ? storage : nil

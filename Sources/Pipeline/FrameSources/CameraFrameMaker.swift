@@ -40,7 +40,7 @@ package final class CameraFrameMaker {
             guard let m = RawFrameConverter.convert(bytes, stream, into: frame.buffer.view, shift: shift, columns: columns,
                                                     output: output, fork: (fork, packed422Job))
             else { return nil }
-            frame.isInsetOnly = columns != nil
+            frame.madeFor = inset == nil ? .fullFrame : .inset
             matrix = m
             lastFormat = stream.fourcc
             return (frame, shift)
@@ -48,7 +48,7 @@ package final class CameraFrameMaker {
         let shift = inset.map { DecodeScale.largestShift(source: full, covering: $0.size) } ?? 0
         guard let decoder = decoder(shift: shift) else { return nil }
         let frame = exchange.frameToFill(size: DecodeScale.reduced(full, shift: shift))
-        frame.isInsetOnly = false
+        frame.madeFor = inset == nil ? .fullFrame : .inset
         guard let m = try? decoder.decode(bytes, into: frame.buffer, output: output, fork: fork) else { return nil }
         matrix = m
         lastFormat = stream.fourcc

@@ -20,9 +20,9 @@ public final class LiveFrame: @unchecked Sendable {
     public fileprivate(set) var matrix = YCbCrMatrix.bt601
     /// Decoded at 1/2^shift of the camera's size (a JPEG for the inset); 0 at full size.
     public fileprivate(set) var shift = 0
-    /// Only the columns the inset reads were made (an uncompressed camera's picture for the
-    /// inset): never to be shown full frame. Set by `CameraFrameMaker` as it fills it.
-    package internal(set) var isInsetOnly = false
+    /// The role its source made it for (`PictureDemand`): set by `CameraFrameMaker` as it
+    /// fills it; a source that makes whole pictures whatever the role leaves `.any`.
+    package internal(set) var madeFor = PictureRole.any
     init(size: Size) {
         storage = EncoderFrame.camera(size: size)
         buffer = I420Buffer(wrapping: storage.view, owner: storage)

@@ -157,16 +157,13 @@ final class RecordLoop {
             if recording { counts.encoderSkipped += 1 }
             return true
         }
-        let asked = timeline.swapAsked
-        counts.fullFrame = input.fullFrameName(swapped: asked)
-        let newMain = asked ? other : driver
-        let swapped = timeline.roles(newMainReduction: newMain?.reduction, newMainIsInsetOnly: newMain?.isInsetOnly ?? false).showing
-        input.rolesDecided(asked: asked, showing: swapped, insetRect: placement.layout.insetRect)
-        // A picture made for the inset alone is not shown full frame, even where the swap
-        // policy has no say: the other camera gone while this one was the inset, or roles
-        // changed again while a swap was waiting. The last frame holds instead, until this
-        // camera's next picture, made for its new role.
-        if FrameStep.roles(back: driver, front: other, swapped: swapped).main.isInsetOnly && slot > 0 {
+        let roles = timeline.roles(driver: driver.madeFor, other: other?.madeFor)
+        let swapped = roles.showing
+        counts.fullFrame = input.fullFrameName(swapped: roles.asked)
+        input.rolesDecided(asked: roles.asked, showing: swapped, insetRect: placement.layout.insetRect)
+        // A picture made for the inset is not shown full frame: the last frame holds instead,
+        // until this camera's next picture, made for its new role.
+        if !roles.mainFits && slot > 0 {
             queue.giveBack(canvas)
             if recording {
                 queue.submitRepeat(index: slot)
