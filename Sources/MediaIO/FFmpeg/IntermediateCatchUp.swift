@@ -14,8 +14,8 @@ import Foundation
 /// time under `fileAccess`. At the stop its encoder's last frames are left inside (a flush
 /// on a busy machine, at the encoders' level, would hold the stop up); let go before it, it
 /// writes them out.
-// Sendable: the queue and counts under `condition`; the file written under `fileAccess`; the
-// codecs the thread's own.
+// Sendable: the queue, and the outcome under the queue's lock; the file written under
+// `fileAccess`; the codecs the thread's own.
 public final class IntermediateCatchUp: @unchecked Sendable {
     /// What it did, once stopped.
     public struct Outcome: Sendable, Equatable {
@@ -29,16 +29,10 @@ public final class IntermediateCatchUp: @unchecked Sendable {
         public var idle = false
     }
 
-    private let condition = NSCondition()
-    /// Packets not yet decoded: those from `head` on (the ones before it taken, their places
-    /// reclaimed now and then rather than the array moved for each).
-    private var queue: [UnsafeMutablePointer<AVPacket>] = []
-    private var head = 0
-    private var bytesQueued = 0
-    private let byteLimit: Int
-    /// No packet is taken any more (its memory bound, a failure): the rest waits for the stop.
-    private var lettingGo = false
-    private var stopping = false
+    /// Packets not yet decoded, bounded by their bytes. Closed `afterQueued` once it lets go
+    /// (its memory bound, a failure: no packet is taken any more, the rest waits for the
+    /// stop), `now` at the stop.
+    private let queue: HandoffQueue<UnsafeMutablePointer<AVPacket>>
     private var outcome = Outcome()
     private let fileAccess = NSLock()
     /// Whether the take's file is still this one's to write to.
@@ -61,14 +55,14 @@ public final class IntermediateCatchUp: @unchecked Sendable {
         settings = take.settings
         takeParameterSets = NALUnits.decodingParameterSets(of: take.context.pointer.pointee)
         self.decoderThreads = Int32(decoderThreads)
-        self.byteLimit = byteLimit
+        queue = HandoffQueue(costLimit: byteLimit, cost: { Int($0.pointee.size) }, overflow: .refuseNew)
         try check(avcodec_parameters_from_context(pictures, intermediate.context.pointer)) {
             .encoderFailed(name: "the catch-up's decoder", reason: $0)
         }
     }
 
     deinit {
-        dropQueue()
+        Self.free(queue.close(.now))
         var owned: UnsafeMutablePointer<AVCodecParameters>? = pictures
         avcodec_parameters_free(&owned)
     }
@@ -83,28 +77,31 @@ public final class IntermediateCatchUp: @unchecked Sendable {
     /// Takes a reference to one of the intermediate's picture packets (its encoder's time
     /// base), on the intermediate's thread: it never waits for this one's.
     public func offer(_ packet: UnsafeMutablePointer<AVPacket>) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !lettingGo, !stopping else { return }
-        if bytesQueued + Int(packet.pointee.size) > byteLimit {
-            letGo("it held \(bytesQueued >> 20) MiB of the intermediate's pictures it had not reached")
-            return
-        }
+        guard queue.closing == nil else { return }
         guard let copy = av_packet_clone(packet) else {
-            letGo("out of memory")
+            letGo("out of memory", byOffer: true)
             return
         }
-        queue.append(copy)
-        bytesQueued += Int(copy.pointee.size)
-        condition.signal()
+        switch queue.offer(copy) {
+        case .queued: return
+        case let .overflowed(_, bytesQueued):
+            Self.free([copy])
+            letGo("it held \(bytesQueued >> 20) MiB of the intermediate's pictures it had not reached", byOffer: true)
+        case .closed:
+            Self.free([copy])
+        }
     }
 
-    /// Caller holds `condition`.
-    private func letGo(_ why: String) {
-        guard !lettingGo else { return }
-        lettingGo = true
-        outcome.endedEarly = outcome.endedEarly ?? why
-        condition.broadcast()
+    /// Takes no more packets; the first reason is the one kept. `dropping`: nor decodes those
+    /// it holds (a failure). `byOffer`: a stop that came since the offer found the queue open
+    /// ended it first, without a reason, as if the offer had come after it.
+    private func letGo(_ why: String, dropping: Bool = false, byOffer: Bool = false) {
+        let dropped = queue.withLock { queued -> [UnsafeMutablePointer<AVPacket>] in
+            if byOffer && queued.closing != nil { return [] }
+            outcome.endedEarly = outcome.endedEarly ?? why
+            return queued.close(dropping ? .now : .afterQueued)
+        }
+        Self.free(dropped)
     }
 
     /// Starts the thread. `ready` runs on it first and returns once the take's file is free
@@ -129,24 +126,15 @@ public final class IntermediateCatchUp: @unchecked Sendable {
     /// is finished first). Returns at once otherwise: the thread ends after what it is doing,
     /// by itself. What the take's file holds, and why it ended early if it did.
     public func stop() -> Outcome {
-        condition.lock()
-        stopping = true
-        dropQueue()
-        condition.broadcast()
-        condition.unlock()
+        Self.free(queue.close(.now))
         fileAccess.lock()
         mayWrite = false
         fileAccess.unlock()
-        condition.lock()
-        defer { condition.unlock() }
-        return outcome
+        return progress
     }
 
     /// What it has done so far.
-    public var progress: Outcome {
-        condition.lock(); defer { condition.unlock() }
-        return outcome
-    }
+    public var progress: Outcome { queue.withLock { _ in outcome } }
 
     /// Waits for the thread to end (after `stop`: the frames its encoder held done), at most
     /// `timeout` seconds.
@@ -160,14 +148,12 @@ public final class IntermediateCatchUp: @unchecked Sendable {
                      flush: () throws(MediaError) -> Void) {
         // Its codecs end with it, on this thread, after the stop: closing an encoder waits
         // for the frames inside it, at the encoders' level.
-        defer { condition.lock(); outcome.idle = true; condition.unlock() }
+        defer { queue.withLock { _ in outcome.idle = true } }
         guard let takeLastSlot = ready() else {
-            condition.lock(); letGo("the take's own encoder failed"); condition.unlock()
+            letGo("the take's own encoder failed")
             return
         }
-        condition.lock()
-        outcome.lastSlot = takeLastSlot
-        condition.unlock()
+        queue.withLock { _ in outcome.lastSlot = takeLastSlot }
         do throws(MediaError) {
             let (decoder, encoder) = try openCodecs()
             let frame = Frame()
@@ -178,11 +164,11 @@ public final class IntermediateCatchUp: @unchecked Sendable {
                 guard mayWrite else { return }
                 let slot = p.pointee.pts
                 try write(p)
-                condition.lock()
-                outcome.frames += 1
-                outcome.lastSlot = max(outcome.lastSlot, slot)
-                let frames = outcome.frames
-                condition.unlock()
+                let frames = queue.withLock { _ in
+                    outcome.frames += 1
+                    outcome.lastSlot = max(outcome.lastSlot, slot)
+                    return outcome.frames
+                }
                 if frames % Int(settings.framesPerSecond) == 0 { try flush() }
             }
             /// Encodes the pictures the decoder has ready that the take's file does not hold yet.
@@ -202,7 +188,7 @@ public final class IntermediateCatchUp: @unchecked Sendable {
                     try encoder.send(frame.pointer, frameIndex: slot, sink: deliver)
                 }
             }
-            while let packet = next() {
+            while let packet = queue.next() {
                 defer {
                     var owned: UnsafeMutablePointer<AVPacket>? = packet
                     av_packet_free(&owned)
@@ -213,10 +199,7 @@ public final class IntermediateCatchUp: @unchecked Sendable {
             }
             // Let go with nothing left to decode: what the decoder and the encoder hold goes in
             // too, so the take's file reaches as far as this got.
-            condition.lock()
-            let drains = lettingGo && !stopping
-            condition.unlock()
-            guard drains else { return }
+            guard queue.closing == .afterQueued else { return }
             avcodec_send_packet(decoder.pointer, nil)
             try encodeDecoded()
             try encoder.encode(nil, sink: deliver)
@@ -224,10 +207,7 @@ public final class IntermediateCatchUp: @unchecked Sendable {
             defer { fileAccess.unlock() }
             if mayWrite { try flush() }
         } catch {
-            condition.lock()
-            letGo(error.description)
-            dropQueue()
-            condition.unlock()
+            letGo(error.description, dropping: true)
         }
     }
 
@@ -245,31 +225,11 @@ public final class IntermediateCatchUp: @unchecked Sendable {
         return (decoder, encoder)
     }
 
-    /// Lets every packet held go. Caller holds `condition`.
-    private func dropQueue() {
-        for p in queue[head...] {
+    private static func free(_ packets: [UnsafeMutablePointer<AVPacket>]) {
+        for p in packets {
             var owned: UnsafeMutablePointer<AVPacket>? = p
             av_packet_free(&owned)
         }
-        queue.removeAll()
-        head = 0
-        bytesQueued = 0
-    }
-
-    /// The next packet; nil once stopped, or let go with none left.
-    private func next() -> UnsafeMutablePointer<AVPacket>? {
-        condition.lock()
-        defer { condition.unlock() }
-        while head == queue.count && !stopping && !lettingGo { condition.wait() }
-        guard !stopping, head < queue.count else { return nil }
-        let p = queue[head]
-        head += 1
-        if head >= 1024 && head * 2 >= queue.count {
-            queue.removeFirst(head)
-            head = 0
-        }
-        bytesQueued -= Int(p.pointee.size)
-        return p
     }
 
     private func openDecoder() throws(MediaError) -> CodecContext {

@@ -177,8 +177,8 @@ final class KeepingSink: Sink {
 /// Encodes into the take's file on a thread of its own, below the priority of capture and
 /// composing (`ThreadPriority.encoderNiceness`), from copies of the frames it is offered,
 /// holding at most `depth` of them.
-// Sendable: its queue, pool and state under `condition`; the file only touched by its thread
-// until that thread has ended.
+// Sendable: its queue, and its pool and state under the queue's lock (`items.withLock`); the
+// file only touched by its thread until that thread has ended.
 final class BackgroundEncoder: @unchecked Sendable {
     enum Item {
         case picture(EncoderFrame, Int64)
@@ -187,9 +187,11 @@ final class BackgroundEncoder: @unchecked Sendable {
         case finish
     }
 
-    private let condition = NSCondition()
+    /// What the worker has not begun, in order; closed `now` at a detach or a stop. Pictures
+    /// are bounded by `free`, not here: a frame is free again once its packet is out of the
+    /// encoder, not when the worker takes it.
+    private let items = HandoffQueue<Item>(overflow: .refuseNew)
     private var free: [EncoderFrame] = []
-    private var items: [Item] = []
     private var ended = false
     /// Asked to stop after the item it is on, empty the picture encoder, hand the sound over.
     private var detaching = false
@@ -208,17 +210,15 @@ final class BackgroundEncoder: @unchecked Sendable {
         }
     }
 
-    var failure: MediaError? {
-        condition.lock(); defer { condition.unlock() }
-        return failureHeld
-    }
+    var failure: MediaError? { items.withLock { _ in failureHeld } }
 
     /// Queues a copy of `frame`; false when it holds as many as it may (it is behind).
     func offer(_ frame: EncoderFrame, index: Int64) throws(MediaError) -> Bool {
-        condition.lock()
-        if let failureHeld { condition.unlock(); throw failureHeld }
-        guard let copy = free.popLast() else { condition.unlock(); return false }
-        condition.unlock()
+        let spare = try items.withLock { _ throws(MediaError) -> EncoderFrame? in
+            if let failureHeld { throw failureHeld }
+            return free.popLast()
+        }
+        guard let copy = spare else { return false }
         try copy.prepareForWriting()
         copy.view.copy(from: frame.view)
         send(.picture(copy, index))
@@ -240,23 +240,23 @@ final class BackgroundEncoder: @unchecked Sendable {
     /// of the encoder meanwhile, then ends: the file may hold a frame or two the intermediate
     /// holds too, which the join leaves out.
     func detach() -> [Item] {
-        condition.lock()
-        let rest = items
-        items.removeAll()
-        detaching = true
-        while encodingSound { condition.wait() }
-        // The picture being sent is still the encoder's to read (and its fields the worker's
-        // to set): the intermediate takes a copy of that one.
-        let inside = inFlight.map { entry -> Item in
-            guard entry.index == sending else { return .picture(entry.frame, entry.index) }
-            let copy = EncoderFrame.camera(size: entry.frame.size)
-            copy.view.copy(from: entry.frame.view)
-            return .picture(copy, entry.index)
+        let rest = items.withLock { queued in
+            detaching = true
+            return queued.close(.now)
         }
-        inFlight.removeAll()
-        if handedOverSound == nil { handedOverSound = sound }
-        condition.broadcast()
-        condition.unlock()
+        let inside = items.withLock(when: { _ in !encodingSound }) { _ in
+            // The picture being sent is still the encoder's to read (and its fields the
+            // worker's to set): the intermediate takes a copy of that one.
+            let inside = inFlight.map { entry -> Item in
+                guard entry.index == sending else { return .picture(entry.frame, entry.index) }
+                let copy = EncoderFrame.camera(size: entry.frame.size)
+                copy.view.copy(from: entry.frame.view)
+                return .picture(copy, entry.index)
+            }
+            inFlight.removeAll()
+            if handedOverSound == nil { handedOverSound = sound }
+            return inside
+        }
         return inside + rest
     }
 
@@ -269,24 +269,15 @@ final class BackgroundEncoder: @unchecked Sendable {
     /// The picture the worker is sending to the encoder, if any.
     private var sending: Int64?
 
-    private func send(_ item: Item) {
-        condition.lock()
-        items.append(item)
-        condition.signal()
-        condition.unlock()
-    }
+    /// Once detached or stopped, the worker takes nothing more: what comes is not kept.
+    private func send(_ item: Item) { items.offer(item) }
 
     /// The sound encoder's samples not yet encoded, once handed over; nil before.
-    var handedOver: SampleQueue? {
-        condition.lock(); defer { condition.unlock() }
-        return handedOverSound
-    }
+    var handedOver: SampleQueue? { items.withLock { _ in handedOverSound } }
 
     /// Waits until the sound is handed over (at a detach, or the worker done), and returns it.
     func waitForHandover() -> SampleQueue {
-        condition.lock(); defer { condition.unlock() }
-        while handedOverSound == nil { condition.wait() }
-        return handedOverSound!
+        items.withLock(when: { _ in handedOverSound != nil }) { _ in handedOverSound! }
     }
 
     /// Waits until the worker's thread has ended (after a detach: what came out of the encoder
@@ -297,9 +288,7 @@ final class BackgroundEncoder: @unchecked Sendable {
     /// does nothing after handing over at its end), and returns the last slot the file holds;
     /// nil when the worker failed.
     func lastPictureWhenEnded() -> Int64? {
-        condition.lock(); defer { condition.unlock() }
-        while !ended { condition.wait() }
-        return failureHeld == nil ? file.encoders.lastPictureOut : nil
+        items.withLock(when: { _ in ended }) { _ in failureHeld == nil ? file.encoders.lastPictureOut : nil }
     }
 
     /// Finishes the file's writing on the worker and waits for it.
@@ -311,47 +300,27 @@ final class BackgroundEncoder: @unchecked Sendable {
 
     /// Ends the worker after what it is doing; the file is left as it stands.
     func stop() {
-        condition.lock()
-        ended = true
-        items.removeAll()
-        condition.signal()
-        condition.unlock()
+        items.withLock { queued in
+            ended = true
+            queued.close(.now)
+        }
         thread?.join()
     }
 
     private func run() {
-        while true {
-            condition.lock()
-            while items.isEmpty && !ended && !detaching { condition.wait() }
-            if ended || detaching {
-                let flush = detaching && !ended
-                condition.unlock()
-                // What came out of the encoder goes on disk at once: the file ends there.
-                if flush {
-                    do throws(MediaError) { try file.writer.flushFragment() } catch { fail(error) }
-                }
-                handOver()
-                return
-            }
-            let item = items.removeFirst()
-            if case .picture(let frame, let index) = item {
-                inFlight.append((frame, index))
-                sending = index
-            }
-            if case .sound = item { encodingSound = true }
-            condition.unlock()
+        while let item = items.next(taking) {
             do throws(MediaError) {
                 switch item {
                 case let .picture(frame, index):
-                    defer { condition.lock(); sending = nil; condition.unlock() }
+                    defer { items.withLock { _ in sending = nil } }
                     try file.write(frame: frame, index: index)
                     let out = file.encoders.lastPictureOut
-                    condition.lock()
-                    // After a detach the pictures inside the encoder are the intermediate's.
-                    while !detaching, let first = inFlight.first, first.index <= out { free.append(inFlight.removeFirst().frame) }
-                    condition.unlock()
+                    items.withLock { _ in
+                        // After a detach the pictures inside the encoder are the intermediate's.
+                        while !detaching, let first = inFlight.first, first.index <= out { free.append(inFlight.removeFirst().frame) }
+                    }
                 case let .sound(chunk, final):
-                    defer { condition.lock(); encodingSound = false; condition.broadcast(); condition.unlock() }
+                    defer { items.withLock { _ in encodingSound = false } }
                     chunk.move(chunk.count, to: sound)
                     try file.write(sound: sound, final: final)
                 case .finish:
@@ -365,21 +334,38 @@ final class BackgroundEncoder: @unchecked Sendable {
                 return
             }
         }
+        // Detached or stopped.
+        let flush = items.withLock { _ in detaching && !ended }
+        // What came out of the encoder goes on disk at once: the file ends there.
+        if flush {
+            do throws(MediaError) { try file.writer.flushFragment() } catch { fail(error) }
+        }
+        handOver()
+    }
+
+    /// What the worker has in hand, marked as it leaves the queue: a detach that comes next
+    /// finds the picture among those inside the encoder, or waits for the sound.
+    private func taking(_ item: Item) -> Item {
+        switch item {
+        case let .picture(frame, index):
+            inFlight.append((frame, index))
+            sending = index
+        case .sound: encodingSound = true
+        case .finish: break
+        }
+        return item
     }
 
     private func fail(_ error: MediaError) {
-        condition.lock()
-        failureHeld = failureHeld ?? error
-        condition.unlock()
+        items.withLock { _ in failureHeld = failureHeld ?? error }
     }
 
     /// The worker is done: the sound (if not handed over already) and its end are known.
     private func handOver() {
-        condition.lock()
-        ended = true
-        if handedOverSound == nil { handedOverSound = sound }
-        free.removeAll()
-        condition.broadcast()
-        condition.unlock()
+        items.withLock { _ in
+            ended = true
+            if handedOverSound == nil { handedOverSound = sound }
+            free.removeAll()
+        }
     }
 }

@@ -7,16 +7,17 @@ import MediaIO
 /// server goes away, reconnects with backoff, resuming at the next keyframe (every 2 s).
 /// Nothing it does waits on the recording or makes it wait: while it cannot send, packets
 /// beyond a few seconds are let go, never queued without end.
-// Sendable: its queue, state and counts under `condition`.
+// Sendable: its queue, and its state and counts under the queue's lock (`queue.withLock`).
 public final class LiveStream: @unchecked Sendable {
     /// Where it sends, as it may be shown (its secrets masked: `LiveStreamWriter.masked`).
     public let url: String
     private let target: String
     private let parameters: StreamParameters
     private let log: (String) -> Void
-    private let condition = NSCondition()
-    private var queued: [StreamPacket] = []
-    private var queuedBytes = 0
+    /// Packets waiting to be sent, by reference; closed (after them) at the stop. Over its
+    /// bound, what waits is let go (`dropQueued`): sending resumes at a keyframe.
+    private let queue = HandoffQueue<StreamPacket>(costLimit: LiveStream.queueLimitBytes, cost: { $0.size },
+                                                   overflow: .dropQueued)
     /// Until a keyframe comes, nothing is sent (after a connection, or packets let go).
     private var awaitingKeyframe = true
     /// Sound that came while waiting for a keyframe: what is at or after it is sent with it.
@@ -27,7 +28,6 @@ public final class LiveStream: @unchecked Sendable {
     /// That sound, after a loss: sent again with the keyframe it goes with (not counted as
     /// dropped when it is older).
     private var resendable: [StreamPacket] = []
-    private var stopping = false
     private var writer: LiveStreamWriter?
     /// The writer while it connects, so that a stop can cut the attempt short.
     private var connecting: LiveStreamWriter?
@@ -81,67 +81,53 @@ public final class LiveStream: @unchecked Sendable {
 
     /// A packet the encoder made (from the encoder's thread): kept by reference, sent in turn.
     public func offer(_ packet: StreamPacket) {
-        condition.lock(); defer { condition.unlock() }
-        if stopping { return }
-        queued.append(packet)
-        queuedBytes += packet.size
-        if queuedBytes > Self.queueLimitBytes { dropQueued() }
-        condition.signal()
+        queue.offer(packet) { letGo in dropQueued(letGo) }
     }
 
-    /// Lets go of what waits (the network is behind or gone): sending resumes at a keyframe.
+    /// Lets go of what waited (`letGo`, the network behind or gone): sending resumes at a
+    /// keyframe. Caller holds the queue's lock.
     /// `keepingSound` (a connection lost or made): the newest sound, sent or not, is held for
     /// that keyframe. The encoder hands out sound before the picture it goes with: let go with
     /// the rest, or taken by a connection that was lost by then (SRT notices after 5 s), the
     /// stream came back with its first 85-107 ms silent (its server killed at 3 s of a take and
     /// back at 6 s: lost at the 8 s keyframe, twice in two runs).
-    private func dropQueued(keepingSound: Bool = false) {
-        let kept = keepingSound ? Array((heldSound + queued.filter { !$0.isVideo }).suffix(Self.heldSoundLimit)) : []
+    private func dropQueued(_ letGo: [StreamPacket], keepingSound: Bool = false) {
+        let kept = keepingSound ? Array((heldSound + letGo.filter { !$0.isVideo }).suffix(Self.heldSoundLimit)) : []
         resendable = keepingSound ? Array((resendable + recentlySent).suffix(Self.recentSoundKept)) : []
         recentlySent.removeAll()
-        counts.packetsDropped += queued.count + heldSound.count - kept.count
-        queued.removeAll(keepingCapacity: true)
+        counts.packetsDropped += letGo.count + heldSound.count - kept.count
         heldSound = kept
-        queuedBytes = 0
         awaitingKeyframe = true
     }
 
-    public var currentState: State {
-        condition.lock(); defer { condition.unlock() }
-        return state
-    }
+    public var currentState: State { queue.withLock { _ in state } }
 
     /// Sends what is left (a few seconds at most), ends the stream and disconnects.
     public func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        // Not connected: nothing is owed to a server that is not there.
-        connecting?.interrupt()
-        condition.unlock()
+        queue.withLock { queued in
+            queued.close(.afterQueued)
+            // Not connected: nothing is owed to a server that is not there.
+            connecting?.interrupt()
+        }
         // What is queued is sent within its time limits; a writer stuck past them is cut.
         if thread?.join(timeout: Self.writeTimeout + Self.connectTimeout + 1) == false {
-            condition.lock(); let w = writer; condition.unlock()
-            w?.interrupt()
+            queue.withLock { _ in writer }?.interrupt()
             thread?.join(timeout: 2)
         }
     }
 
     public var summary: LiveStreamSummary {
-        condition.lock(); defer { condition.unlock() }
-        return LiveStreamSummary(url: url, state: state.rawValue, connections: counts.connections, outages: counts.outages,
-                                 packetsSent: counts.packetsSent, bytesSent: counts.bytesSent,
-                                 packetsDropped: counts.packetsDropped, lastFailure: counts.lastFailure)
-    }
-
-    private func set(_ newState: State) {
-        condition.lock(); state = newState; condition.unlock()
+        queue.withLock { _ in
+            LiveStreamSummary(url: url, state: state.rawValue, connections: counts.connections, outages: counts.outages,
+                              packetsSent: counts.packetsSent, bytesSent: counts.bytesSent,
+                              packetsDropped: counts.packetsDropped, lastFailure: counts.lastFailure)
+        }
     }
 
     private func sendLoop() {
         var attempt = 0
         while true {
-            condition.lock(); let stop = stopping; condition.unlock()
+            let stop = queue.closing != nil
             if stop && writer == nil { return }
             if writer == nil {
                 if stop { return }
@@ -152,58 +138,58 @@ public final class LiveStream: @unchecked Sendable {
                 }
                 attempt = 0
             }
-            condition.lock()
-            while queued.isEmpty && !stopping { condition.wait() }
-            if queued.isEmpty && stopping {
-                condition.unlock()
+            guard let (toSend, w) = queue.next(take) else {
                 writer?.finish(timeout: Self.writeTimeout)
-                condition.lock(); writer = nil; condition.unlock()
+                queue.withLock { _ in writer = nil }
                 return
             }
-            let packet = queued.removeFirst()
-            queuedBytes -= packet.size
-            var toSend: [StreamPacket] = []
-            if !awaitingKeyframe {
-                toSend = [packet]
-            } else if packet.isVideo && packet.isKeyframe {
-                // The sound that goes with the keyframe's picture and after it: the encoder's
-                // lookahead hands out sound before the picture it goes with.
-                awaitingKeyframe = false
-                toSend = [packet] + (resendable + heldSound).filter { $0.seconds >= packet.seconds }
-                counts.packetsDropped += heldSound.count { $0.seconds < packet.seconds }
-                heldSound.removeAll()
-                resendable.removeAll()
-            } else if !packet.isVideo {
-                // The newest are kept: those nearest the keyframe to come.
-                heldSound.append(packet)
-                if heldSound.count > Self.heldSoundLimit {
-                    heldSound.removeFirst()
-                    counts.packetsDropped += 1
-                }
-            } else {
-                counts.packetsDropped += 1
-            }
-            let w = writer
-            if w != nil {
-                recentlySent += toSend.filter { !$0.isVideo }.compactMap { $0.copy() }
-                recentlySent.removeFirst(max(0, recentlySent.count - Self.recentSoundKept))
-            }
-            condition.unlock()
             guard let w else { continue }
             for packet in toSend {
                 let size = packet.size  // the writer takes the packet's data
                 do throws(MediaError) {
                     try w.write(packet, timeout: Self.writeTimeout)
-                    condition.lock()
-                    counts.packetsSent += 1
-                    counts.bytesSent += size
-                    condition.unlock()
+                    queue.withLock { _ in
+                        counts.packetsSent += 1
+                        counts.bytesSent += size
+                    }
                 } catch {
                     lose(w, error.description)
                     break
                 }
             }
         }
+    }
+
+    /// What goes out now that `packet` is the next: nothing while a keyframe is awaited (sound
+    /// is held for it), and the writer to send it with. Caller holds the queue's lock: a loss
+    /// or a drop cannot come between the packet leaving the queue and this.
+    private func take(_ packet: StreamPacket) -> ([StreamPacket], LiveStreamWriter?) {
+        var toSend: [StreamPacket] = []
+        if !awaitingKeyframe {
+            toSend = [packet]
+        } else if packet.isVideo && packet.isKeyframe {
+            // The sound that goes with the keyframe's picture and after it: the encoder's
+            // lookahead hands out sound before the picture it goes with.
+            awaitingKeyframe = false
+            toSend = [packet] + (resendable + heldSound).filter { $0.seconds >= packet.seconds }
+            counts.packetsDropped += heldSound.count { $0.seconds < packet.seconds }
+            heldSound.removeAll()
+            resendable.removeAll()
+        } else if !packet.isVideo {
+            // The newest are kept: those nearest the keyframe to come.
+            heldSound.append(packet)
+            if heldSound.count > Self.heldSoundLimit {
+                heldSound.removeFirst()
+                counts.packetsDropped += 1
+            }
+        } else {
+            counts.packetsDropped += 1
+        }
+        if writer != nil {
+            recentlySent += toSend.filter { !$0.isVideo }.compactMap { $0.copy() }
+            recentlySent.removeFirst(max(0, recentlySent.count - Self.recentSoundKept))
+        }
+        return (toSend, writer)
     }
 
     /// Sound packets kept while waiting for a keyframe (about 2 s of AAC).
@@ -216,31 +202,31 @@ public final class LiveStream: @unchecked Sendable {
     private func connect(attempt: Int) -> Bool {
         do throws(MediaError) {
             let w = try LiveStreamWriter(url: target, parameters: parameters)
-            condition.lock()
-            connecting = w
-            let stop = stopping
-            condition.unlock()
-            defer { condition.lock(); connecting = nil; condition.unlock() }
+            let stop = queue.withLock { queued in
+                connecting = w
+                return queued.closing != nil
+            }
+            defer { queue.withLock { _ in connecting = nil } }
             if stop { return false }
             try w.connect(timeout: Self.connectTimeout)
-            condition.lock()
-            writer = w
-            // A new connection starts at a keyframe: what waited from before it is let go, but
-            // for the sound that may go with that keyframe.
-            if counts.connections > 0 { dropQueued(keepingSound: true) }
-            awaitingKeyframe = true
-            counts.connections += 1
-            let resumed = counts.connections > 1
-            state = .live
-            condition.unlock()
+            let resumed = queue.withLock { queued in
+                writer = w
+                // A new connection starts at a keyframe: what waited from before it is let go,
+                // but for the sound that may go with that keyframe.
+                if counts.connections > 0 { dropQueued(queued.removeAll(), keepingSound: true) }
+                awaitingKeyframe = true
+                counts.connections += 1
+                state = .live
+                return counts.connections > 1
+            }
             log(resumed ? "stream: reconnected to \(url)" : "stream: sending to \(url)")
             return true
         } catch {
-            condition.lock()
-            counts.lastFailure = error.description
-            let neverConnected = counts.connections == 0
-            state = neverConnected ? .connecting : .reconnecting
-            condition.unlock()
+            let neverConnected = queue.withLock { _ in
+                counts.lastFailure = error.description
+                state = counts.connections == 0 ? .connecting : .reconnecting
+                return counts.connections == 0
+            }
             // Said once: an outage is said when the connection is lost, not at every attempt.
             if neverConnected && attempt == 0 {
                 log("stream: cannot connect (\(error)): the recording goes on, trying again with backoff")
@@ -251,23 +237,21 @@ public final class LiveStream: @unchecked Sendable {
 
     private func lose(_ w: LiveStreamWriter, _ why: String) {
         w.finish(timeout: 0.5)
-        condition.lock()
-        writer = nil
-        counts.outages += 1
-        counts.lastFailure = why
-        state = .reconnecting
-        dropQueued(keepingSound: true)
-        condition.unlock()
+        queue.withLock { queued in
+            writer = nil
+            counts.outages += 1
+            counts.lastFailure = why
+            state = .reconnecting
+            dropQueued(queued.removeAll(), keepingSound: true)
+        }
         log("stream: lost (\(why)): the recording goes on, reconnecting with backoff")
     }
 
     /// Sleeps `seconds` unless a stop comes first; meanwhile packets are let go as they come.
     private func waitBeforeRetry(_ seconds: Double) {
-        let until = Date(timeIntervalSinceNow: seconds)
-        condition.lock()
-        while !stopping && condition.wait(until: until) {}
-        dropQueued()
-        condition.unlock()
+        queue.withLock(when: { $0.closing != nil }, deadline: Date(timeIntervalSinceNow: seconds)) { queued in
+            dropQueued(queued.removeAll())
+        }
     }
 }
 

@@ -9,14 +9,18 @@ import MediaIO
 /// in the file, and a call must not. Nothing it meets stops or slows the recording: a
 /// device with no room skips the frame, one that goes away (the module unloaded) is said
 /// once and written to no more.
-// Sendable: indices and counts under `condition`; a buffer is written by one side at a time (`ready`, `writing`).
+// Sendable: the free buffers and the counts under `ready`'s lock; a buffer is written by one
+// side at a time (the composing thread's while free, then the writer's once handed over).
 public final class VirtualCamera: @unchecked Sendable {
     public let path: String
     private let device: V4L2Output
     private let buffers: [UnsafeMutableRawBufferPointer]
-    private let condition = NSCondition()
-    private var ready: Int?, writing: Int?
-    private var stopping = false
+    /// The newest picture packed (a buffer's index), waiting for the writer: one newer still
+    /// takes its place. Closed at the stop, or once the device fails.
+    private let ready = HandoffQueue<Int>(countLimit: 1, overflow: .replaceNewest)
+    /// The buffers neither waiting nor being written: with three, the composing thread always
+    /// finds one.
+    private var free: [Int]
     private var thread: OwnedThread?
     private let log: (String) -> Void
     private var _written = 0, _skipped = 0, _failure: String?
@@ -27,6 +31,7 @@ public final class VirtualCamera: @unchecked Sendable {
         let device = try V4L2Output(path: path, size: size, framesPerSecond: framesPerSecond)
         self.device = device
         buffers = (0..<3).map { _ in .allocate(byteCount: device.frameBytes, alignment: 64) }
+        free = Array(buffers.indices)
         self.log = log
         thread = OwnedThread(name: "dualcam-virtual-camera") { [self] in writeLoop() }
     }
@@ -38,24 +43,21 @@ public final class VirtualCamera: @unchecked Sendable {
 
     /// Frames written to the device, and frames it had no room for or came while one was
     /// being written (a newer one replaced them).
-    public var written: Int { condition.withLock { _written } }
-    public var skipped: Int { condition.withLock { _skipped } }
+    public var written: Int { ready.withLock { _ in _written } }
+    public var skipped: Int { ready.withLock { _ in _skipped } }
     /// Why it stopped writing, if it did.
-    public var failure: String? { condition.withLock { _failure } }
+    public var failure: String? { ready.withLock { _ in _failure } }
 
     public func offer(_ picture: I420View) {
         guard picture.size == device.size else { return }
-        condition.lock()
-        let spare = (0..<buffers.count).first { $0 != ready && $0 != writing }
-        let closed = stopping || _failure != nil
-        condition.unlock()
-        guard let spare, !closed else { return }
+        let spare = ready.withLock { queued in queued.closing == nil ? free.popLast() : nil }
+        guard let spare else { return }
         Self.pack(picture, into: buffers[spare])
-        condition.lock()
-        if ready != nil { _skipped += 1 }
-        ready = spare
-        condition.signal()
-        condition.unlock()
+        let offered = ready.offer(spare) { replaced in
+            _skipped += replaced.count
+            free += replaced
+        }
+        if offered != .queued { ready.withLock { _ in free.append(spare) } }
     }
 
     /// The three planes one after another, rows without padding: the I420 layout readers
@@ -71,24 +73,19 @@ public final class VirtualCamera: @unchecked Sendable {
     }
 
     private func writeLoop() {
-        while true {
-            condition.lock()
-            while ready == nil && !stopping { condition.wait() }
-            guard !stopping, let next = ready else { condition.unlock(); return }
-            ready = nil
-            writing = next
-            condition.unlock()
+        while let next = ready.next() {
             let error = device.write(UnsafeRawBufferPointer(buffers[next]))
-            condition.lock()
-            writing = nil
-            switch error?.rawValue {
-            case nil: _written += 1
-            case EAGAIN, ENOBUFS, ENOSPC: _skipped += 1
-            case let code?:
-                _failure = "virtual camera \(path): \(Errno(code)): no longer written to (the recording goes on)"
+            let failed = ready.withLock { queued -> String? in
+                free.append(next)
+                switch error?.rawValue {
+                case nil: _written += 1
+                case EAGAIN, ENOBUFS, ENOSPC: _skipped += 1
+                case let code?:
+                    _failure = "virtual camera \(path): \(Errno(code)): no longer written to (the recording goes on)"
+                    free += queued.close(.now)
+                }
+                return _failure
             }
-            let failed = _failure
-            condition.unlock()
             if let failed {
                 log(failed)
                 return
@@ -98,10 +95,7 @@ public final class VirtualCamera: @unchecked Sendable {
 
     /// Stops writing (the device is closed with the object).
     public func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
+        ready.close(.now)
         _ = thread?.join(timeout: 2)
         thread = nil
     }
