@@ -296,13 +296,21 @@ int dc_output_use_descriptor(AVFormatContext *ctx, int fd) {
 /* A live stream's network calls (connect, each write) give up once a deadline passes or a
  * stop is asked for: FFmpeg polls the interrupt callback while it waits on the network. */
 
+/* The stop is asked for from another thread than the one FFmpeg polls on (and the deadline
+ * is read from whichever thread FFmpeg calls back on): atomics, which ThreadSanitizer sees,
+ * where `volatile` is only a hope. */
 static int dc_deadline_passed(void *opaque) {
-    const dc_deadline *d = opaque;
-    return d->stop || (d->deadline_us > 0 && av_gettime_relative() > d->deadline_us);
+    dc_deadline *d = opaque;
+    int64_t deadline = __atomic_load_n(&d->deadline_us, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&d->stop, __ATOMIC_ACQUIRE) || (deadline > 0 && av_gettime_relative() > deadline);
 }
 
 void dc_deadline_set(dc_deadline *d, double seconds) {
-    d->deadline_us = av_gettime_relative() + (int64_t)(seconds * 1e6);
+    __atomic_store_n(&d->deadline_us, av_gettime_relative() + (int64_t)(seconds * 1e6), __ATOMIC_RELEASE);
+}
+
+void dc_deadline_stop(dc_deadline *d) {
+    __atomic_store_n(&d->stop, 1, __ATOMIC_RELEASE);
 }
 
 /* Opens `url` for writing as the muxer's I/O, interruptible by `d`. */

@@ -29,8 +29,10 @@ int dc_avio_close_descriptor(AVIOContext **pb);
 int dc_output_use_descriptor(AVFormatContext *ctx, int fd);
 
 /* A live stream's network calls give up once the deadline passes or `stop` is set. */
-typedef struct { volatile int64_t deadline_us; volatile int stop; } dc_deadline;
+typedef struct { int64_t deadline_us; int stop; } dc_deadline;
 void dc_deadline_set(dc_deadline *d, double seconds);
+/* Asks for the stop: safe from any thread. */
+void dc_deadline_stop(dc_deadline *d);
 /* Opens `url` for writing as the muxer's I/O, interruptible by `d`. */
 int dc_open_live_output(AVFormatContext *ctx, const char *url, dc_deadline *d, AVDictionary **options);
 

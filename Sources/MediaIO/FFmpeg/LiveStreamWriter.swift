@@ -259,7 +259,7 @@ public final class LiveStreamWriter: @unchecked Sendable {
     }
 
     /// Ends any wait on the network now (from any thread): the call waiting fails.
-    public func interrupt() { deadline.pointee.stop = 1 }
+    public func interrupt() { dc_deadline_stop(deadline) }
 
     private func release() {
         if opened {
