@@ -50,7 +50,11 @@ for sanitizer in thread address; do
   [ "$sanitizer" = address ] && skip="$skip|MistakeTests"
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --skip "$skip"
   [ "$sanitizer" = address ] && swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter MistakeTests
-  swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter "$threaded"
+  # The live stream's threads (its writer, its reconnection, its drops) under ThreadSanitizer
+  # too: a race there (the stop flag FFmpeg polls) showed only when a stream ran under it.
+  filter=$threaded
+  [ "$sanitizer" = thread ] && filter="$filter|RecordTests/aStreamWhoseServerGoesAwayReconnectsAndTheFileIsWhole"
+  swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter "$filter"
   lap "$sanitizer: tests"
   # A report from a dualcam whose test did not look at its exit status fails the run too.
   if [ -n "$(ls -A "$reports")" ]; then echo "sanitizers: $sanitizer reported (the reports follow)"; exit 1; fi
