@@ -1,5 +1,6 @@
 import Foundation
 import MediaIO
+@testable import Pipeline
 import Testing
 
 /// What a recording leaves at OUT when it is killed, hung up on, interrupted or runs out of
@@ -159,7 +160,7 @@ import Testing
     /// the take goes on in the intermediate and is encoded after the stop. Counted in frames,
     /// not seconds, so a slower machine only takes longer: every slot of 10 s holds its own
     /// picture, the flashes and beeps meet within a frame, and a take killed at 10 s gives
-    /// `finish` at least 9 s of picture and sound. Composing itself competes with the busy
+    /// `finish` all but what the kill may lose (a fragment and the encoder's allowed lag). Composing itself competes with the busy
     /// processes: where it kept its 16 ms budget (p99; 8.7-12.1 ms here) no slot may be skipped;
     /// where the machine could not compose in real time beside them (a fresh machine of this
     /// kind: p99 65.6 ms) the slots skipped are reported, and must be the file's only gaps, with
@@ -196,18 +197,23 @@ import Testing
             try Probe.expectPicturesOnTheirSlots(out)
             try SyncTests.expectInSyncAroundSkippedSlots(out, flashes: [1, 3, 5, 7, 9])
 
-            // Killed 10 s into the recording: from when its file is made (the sources open first).
-            let k = try dualcam(options + ["--duration", "30", "-o", killed]) { p in
-                waitUntil("the take's file", timeout: 30) { OutputPath.entry(killed) != nil }
-                waitUntil(10, after: Date())
+            // Killed 10 s into the take (its first picture, which the "recording to" line marks).
+            // A kill loses what no fragment holds yet: the one being built (half a second) and
+            // the slots waiting for the intermediate's encoder, which it skips rather than let
+            // wait more than --max-encoder-lag (1 s by default). Here 0.50 s was lost, on two
+            // CPUs and on one (a cgroup's quota, composing late: p99 53 ms); killed 10 s after
+            // the file appeared instead, the one-CPU take had 1.17 s less, its start included.
+            let k = try dualcam(options + ["--duration", "30", "-o", killed]) { p, said in
+                said.waitForTake(of: 10)
                 kill(p.processIdentifier, SIGKILL)
             }
             #expect(k.status != 0)
             let f = try dualcam(["finish", killed])
             #expect(f.status == 0, "\(f.stderr)")
             let v = try Self.packetsEnd(killed, stream: "v:0"), a = try Self.packetsEnd(killed, stream: "a:0")
-            print(String(format: "killed at 10 s on a busy machine: %.2f s of picture, %.2f s of sound after finish", v, a))
-            #expect(v >= 9 && a >= 9, "killed at 10 s: \(v) s of picture, \(a) s of sound: \(f.stdout)")
+            print(String(format: "killed at 10 s of take on a busy machine: %.2f s of picture, %.2f s of sound after finish", v, a))
+            let mayLose = RecordingFile.fragmentSeconds + 1 + 1.0 / 30
+            #expect(v >= 10 - mayLose && a >= 10 - mayLose, "killed at 10 s: \(v) s of picture, \(a) s of sound: \(f.stdout)")
             try Self.expectRegularFaststart(killed)
         }
     }
