@@ -4,11 +4,11 @@ import MediaIO
 
 /// The composed picture as a camera other programs read (a video call in the browser):
 /// each composed frame is copied, on the composing thread, into one of three buffers, and a
-/// thread of its own writes the newest to the device. It is fed the picture as it is made,
-/// as the preview is, not what the encoder takes: an encoder behind real time skips frames
-/// in the file, and a call must not. Nothing it meets stops or slows the recording: a
-/// device with no room skips the frame, one that goes away (the module unloaded) is said
-/// once and written to no more.
+/// thread of its own writes the newest to the device. It is fed each picture as it is
+/// composed, as the preview is (a slot the file's encoder has no room for, with `--encode
+/// live`, is not composed at all: the call misses it too). Nothing it meets stops or slows
+/// the recording: a device with no room skips the frame, one that goes away (the module
+/// unloaded) is said once and written to no more.
 // Sendable: the free buffers and the counts under `ready`'s lock; a buffer is written by one
 // side at a time (the composing thread's while free, then the writer's once handed over).
 public final class VirtualCamera: @unchecked Sendable {
