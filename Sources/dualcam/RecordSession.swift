@@ -24,7 +24,7 @@ struct RecordSession {
         Interruption.install()
         Interruption.installSwapAndPauseSignals()
         let keys = KeyboardControl()
-        keys.start()
+        keys.start(sources: [plan.back, plan.front].compactMap { $0 })
         defer { keys.restore() }
         // Until the sources are open a stop signal ends the process at once: the speed check
         // may take seconds, a source's open may never return (a named pipe no one writes),

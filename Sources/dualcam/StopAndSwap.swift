@@ -186,7 +186,12 @@ final class KeyboardControl {
         }
     }
 
-    func start() {
+    /// `sources`: the sources' paths. One that is this process's standard input (a video
+    /// piped to `--back /dev/stdin`) is the source's to read, not the keys': two readers of
+    /// one pipe would each take part of it, and the source's refusal could be followed by a
+    /// line about the data the keys met.
+    func start(sources: [String]) {
+        guard !sources.contains(where: Self.isStandardInput) else { return }
         // A recording in the background (`record ... &`, or Ctrl-Z then `bg`) must go on: the
         // terminal stops a background process that reads it or sets its modes, unless these
         // are ignored (a read then fails with EIO, and is tried again until it is in front).
@@ -238,6 +243,11 @@ final class KeyboardControl {
                 }
             }
         }
+    }
+
+    static func isStandardInput(_ path: String) -> Bool {
+        var input = stat(), named = stat()
+        return fstat(0, &input) == 0 && stat(path, &named) == 0 && input.st_dev == named.st_dev && input.st_ino == named.st_ino
     }
 
     func restore() {
