@@ -90,5 +90,9 @@ import Testing
             (try? MovAtoms.topLevel(path))?.contains(where: { $0.type == "moof" }) == true
         }
         sink.abandon()
+        // And its threads gone, as a killed process's are: the catch-up's, at the encoders'
+        // level, ends once its encoder has closed, and its reference to the take's file with
+        // it (with both cores busy, `finish` once found the file's lock still held).
+        sink.catchUpEnded(timeout: 30)
     }
 }
