@@ -178,16 +178,23 @@ import Testing
         #expect(timedOut && Date().timeIntervalSince(start) >= 0.05)
     }
 
-    /// A producer and a consumer at full speed: the consumer gets exactly what was queued, in
-    /// order, and every offer is either queued or refused.
-    @Test func twoThreadsAtFullSpeedLoseNothingAndKeepTheOrder() {
-        let queue = HandoffQueue<Int>(countLimit: 64, costLimit: 1000, cost: { $0 % 50 }, overflow: .refuseNew)
+    /// A consumer on a thread of its own taking every item until the queue is closed; what
+    /// it took, once it has returned.
+    static func draining(_ queue: HandoffQueue<Int>) -> (consumer: DispatchSemaphore, received: Locked<[Int]>) {
         let received = Locked<[Int]>([])
-        let consumer = Self.onThread {
+        let consumer = onThread {
             var mine: [Int] = []
             while let i = queue.next() { mine.append(i) }
             received.withLock { $0 = mine }
         }
+        return (consumer, received)
+    }
+
+    /// A producer and a consumer at full speed: the consumer gets exactly what was queued, in
+    /// order, and every offer is either queued or refused.
+    @Test func twoThreadsAtFullSpeedLoseNothingAndKeepTheOrder() {
+        let queue = HandoffQueue<Int>(countLimit: 64, costLimit: 1000, cost: { $0 % 50 }, overflow: .refuseNew)
+        let (consumer, received) = Self.draining(queue)
         var queued: [Int] = []
         var refused = 0
         for i in 0..<200_000 {
@@ -210,12 +217,7 @@ import Testing
     /// offer once, each in order.
     @Test func twoThreadsDroppingAtFullSpeedAccountForEveryItem() {
         let queue = HandoffQueue<Int>(countLimit: 32, overflow: .dropQueued)
-        let received = Locked<[Int]>([])
-        let consumer = Self.onThread {
-            var mine: [Int] = []
-            while let i = queue.next() { mine.append(i) }
-            received.withLock { $0 = mine }
-        }
+        let (consumer, received) = Self.draining(queue)
         var letGo: [Int] = []
         for i in 0..<200_000 { queue.offer(i) { letGo += $0 } }
         queue.close(.afterQueued)
