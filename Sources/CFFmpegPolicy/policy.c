@@ -17,12 +17,6 @@
 
 typedef int (*dc_io_open_fn)(struct AVFormatContext *, AVIOContext **, const char *, int, AVDictionary **);
 
-#if LIBAVFORMAT_VERSION_MAJOR >= 61
-typedef const uint8_t *dc_avio_write_buffer;
-#else
-typedef uint8_t *dc_avio_write_buffer;
-#endif
-
 /* Local input files, opened so that nothing but local files inside the input's own folder
  * is read. Every name is a file: FFmpeg takes "take12:30.mov" for a URL of a protocol
  * "take12" unless it is given as "file:take12:30.mov". A playlist (HLS) can
@@ -198,99 +192,6 @@ void dc_close_local_input(AVFormatContext **ctx) {
     void *opaque = (*ctx)->opaque;
     avformat_close_input(ctx);
     free(opaque);
-}
-
-/* Outputs written through a descriptor the caller opened (O_EXCL, O_NOFOLLOW, locked), never
- * re-opened by name: a link or another file swapped in at the name cannot redirect the
- * write. Each I/O context keeps its own position (pread/pwrite), so the faststart pass
- * that reads the file back while writing it can share the descriptor. */
-
-
-typedef struct { int fd; int64_t position; } dc_descriptor_io;
-
-static int dc_descriptor_read(void *opaque, uint8_t *buf, int size) {
-    dc_descriptor_io *io = opaque;
-    ssize_t n;
-    do { n = pread(io->fd, buf, (size_t)size, io->position); } while (n < 0 && errno == EINTR);
-    if (n < 0) return AVERROR(errno);
-    if (n == 0) return AVERROR_EOF;
-    io->position += n;
-    return (int)n;
-}
-
-static int dc_descriptor_write(void *opaque, dc_avio_write_buffer buf, int size) {
-    dc_descriptor_io *io = opaque;
-    int done = 0;
-    while (done < size) {
-        ssize_t n = pwrite(io->fd, buf + done, (size_t)(size - done), io->position);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return AVERROR(errno);
-        done += (int)n;
-        io->position += n;
-    }
-    return done;
-}
-
-static int64_t dc_descriptor_seek(void *opaque, int64_t offset, int whence) {
-    dc_descriptor_io *io = opaque;
-    struct stat st;
-    switch (whence & ~AVSEEK_FORCE) {
-    case AVSEEK_SIZE: return fstat(io->fd, &st) == 0 ? (int64_t)st.st_size : AVERROR(errno);
-    case SEEK_SET: io->position = offset; break;
-    case SEEK_CUR: io->position += offset; break;
-    case SEEK_END:
-        if (fstat(io->fd, &st) != 0) return AVERROR(errno);
-        io->position = (int64_t)st.st_size + offset;
-        break;
-    default: return AVERROR(EINVAL);
-    }
-    return io->position;
-}
-
-int dc_avio_open_descriptor(AVIOContext **pb, int fd, int writable) {
-    const int size = 1 << 16;
-    dc_descriptor_io *io = malloc(sizeof *io);
-    uint8_t *buffer = av_malloc(size);
-    *pb = io && buffer ? avio_alloc_context(buffer, size, writable, io, dc_descriptor_read,
-                                            writable ? dc_descriptor_write : NULL, dc_descriptor_seek) : NULL;
-    if (!*pb) { free(io); av_free(buffer); return AVERROR(ENOMEM); }
-    io->fd = fd;
-    io->position = 0;
-    return 0;
-}
-
-/* Flushes and frees a context from dc_avio_open_descriptor (the descriptor stays open);
- * returns the first write error it met. */
-int dc_avio_close_descriptor(AVIOContext **pb) {
-    if (!pb || !*pb) return 0;
-    if ((*pb)->write_flag) avio_flush(*pb);
-    int rc = (*pb)->error;
-    free((*pb)->opaque);
-    av_freep(&(*pb)->buffer);
-    avio_context_free(pb);
-    return rc;
-}
-
-/* The muxer's own opens: only a read-back of its output (faststart), through the descriptor. */
-static int dc_output_io_open(struct AVFormatContext *s, AVIOContext **pb, const char *url, int flags,
-                             AVDictionary **options) {
-    (void)options;
-    if ((flags & AVIO_FLAG_WRITE) || !s->url || strcmp(url, s->url) != 0) return AVERROR(EPERM);
-    return dc_avio_open_descriptor(pb, (int)(intptr_t)s->opaque, 0);
-}
-
-static int dc_output_io_close(struct AVFormatContext *s, AVIOContext *pb) {
-    (void)s;
-    return dc_avio_close_descriptor(&pb);
-}
-
-/* Makes `ctx` write through `fd`; dc_avio_close_descriptor(&ctx->pb) closes what this opens. */
-int dc_output_use_descriptor(AVFormatContext *ctx, int fd) {
-    ctx->opaque = (void *)(intptr_t)fd;
-    ctx->io_open = dc_output_io_open;
-    ctx->io_close2 = dc_output_io_close;
-    ctx->flags |= AVFMT_FLAG_CUSTOM_IO;
-    return dc_avio_open_descriptor(&ctx->pb, fd, 1);
 }
 
 /* A live stream's network calls (connect, each write) give up once a deadline passes or a

@@ -24,6 +24,12 @@ int dc_averror_playlist_loop(void);
  * caller's); closing it flushes and returns the first write error. */
 int dc_avio_open_descriptor(AVIOContext **pb, int fd, int writable);
 int dc_avio_close_descriptor(AVIOContext **pb);
+/* From now on, what is written waits in memory until dc_avio_commit, which writes it so
+ * that it appears only whole (a kill never leaves part of it); for a writer that commits at
+ * box boundaries (a fragmented file's fragments). */
+void dc_avio_stage_until_commit(AVIOContext *pb);
+/* Flushes the I/O buffer and writes what is staged; the write error, also left in pb->error. */
+int dc_avio_commit(AVIOContext *pb);
 
 /* Makes `ctx` write through `fd`, its own re-opens (faststart's read-back) too. */
 int dc_output_use_descriptor(AVFormatContext *ctx, int fd);

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CFFmpegPolicy
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -108,6 +109,7 @@ public final class MovWriter {
                 av_dict_set(&options, "use_editlist", "1", 0)
                 av_dict_set(&options, "frag_duration", String(Int64(seconds * 1e6)), 0)
                 durable = try DurableFile(descriptor: self.descriptor, path: path, reportedPath: shown)
+                if let pb = context.pointee.pb { dc_avio_stage_until_commit(pb) }
             }
             defer { av_dict_free(&options) }
             try check(avformat_write_header(context, &options)) { .cannotWrite(path: shown, reason: $0) }
@@ -178,9 +180,10 @@ public final class MovWriter {
         try durable?.sync()
     }
 
-    /// Hands the I/O buffer to the kernel; a write that failed there (disk full) is thrown.
+    /// Hands the I/O buffer to the kernel (a fragmented file's whole fragments, each so that a
+    /// kill leaves it whole or hidden); a write that failed there (disk full) is thrown.
     private func flush(_ pb: UnsafeMutablePointer<AVIOContext>) throws(MediaError) {
-        avio_flush(pb)
+        dc_avio_commit(pb)
         if pb.pointee.error < 0 { try check(pb.pointee.error) { .cannotWrite(path: path, reason: $0) } }
         syncedPosition = avio_tell(pb)
     }
@@ -190,7 +193,7 @@ public final class MovWriter {
     /// fragments are what there is to keep.
     public func abandon() {
         guard muxer.isFileOpen else { return }
-        if let pb = context.pointee.pb { avio_flush(pb) }
+        if let pb = context.pointee.pb { dc_avio_commit(pb) }
         try? durable?.sync()
         muxer.closeFile()
     }
