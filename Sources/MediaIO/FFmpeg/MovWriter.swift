@@ -1,6 +1,7 @@
 import CFFmpeg
 import CFFmpegPolicy
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,6 +23,10 @@ public final class MovWriter {
     /// Our own duplicate of the caller's descriptor, which the muxer writes through; -1 once
     /// closed.
     private var descriptor: Int32
+    private let handed = Atomic<Int>(0)
+    /// Bytes of the packets handed to the muxer so far, the fragment it is building included:
+    /// what the file will hold. Read from any thread.
+    public var bytesHandedOver: Int { handed.load(ordering: .relaxed) }
 
     /// How the file is laid out on disk.
     public enum Layout: Sendable {
@@ -141,6 +146,7 @@ public final class MovWriter {
                        from timeBase: AVRational) throws(MediaError) {
         av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
         packet.pointee.stream_index = stream.pointee.index
+        handed.add(Int(packet.pointee.size), ordering: .relaxed)
         try check(av_interleaved_write_frame(context, packet)) { .cannotWrite(path: path, reason: $0) }
         // A fragmented file grows only when the muxer completes a fragment: that is the
         // moment to put it on disk, rather than leave it in the I/O buffer for a kill to lose.

@@ -9,7 +9,9 @@ import MediaIO
 /// `dualcam relayout` composes them again, in another layout or with other swaps, in step
 /// with the take's sound. The swaps made while recording go in TAKE.dualcam.json.
 final class IsoRecording {
-    final class Track {
+    /// Touched by the recording's thread, or by the thread that ends it early for the disk's
+    /// room, which the recording's thread joins before touching it again.
+    final class Track: @unchecked Sendable {
         let role: String
         let path: String
         var file: RecordingFile?
@@ -19,7 +21,19 @@ final class IsoRecording {
         var failure: String?
         /// Pictures of its camera left out while its encoder was behind.
         var leftOut = 0
+        /// Bytes a second its file usually takes (`usualBitsPerPixel`), once opened.
+        var usualBytesPerSecond = 0.0
+        /// Set once its file was ended before the take (the disk's room): how that went.
+        var endedEarly: MediaError??
         init(role: String, path: String) { self.role = role; self.path = path }
+
+        /// Encodes what is queued, the picture before `lastSlot` held to it, and writes the
+        /// file's last fragment and its trailer: the file is whole as a fragmented one.
+        func endWriting(lastSlot: Int) throws(MediaError) {
+            guard let queue, let file else { return }
+            try queue.finish(lastSlot: lastSlot)
+            try file.finishWriting()
+        }
     }
 
     private let settings: OutputSettings
@@ -42,6 +56,9 @@ final class IsoRecording {
     /// The slot at which the cameras' files stopped for the take's room on the disk.
     private(set) var stoppedForSpace: Int?
     private var nextSpaceCheck = 0
+    /// Ends the cameras' files when they stop for the take's room, while the disk has it
+    /// (left to the take's end, their last fragments found it full: 0.5 s of 0.8 were kept).
+    private var endingForSpace: OwnedThread?
 
     static func path(for output: String, role: String) -> String { IsoFiles.path(for: output, role: role) }
     static func sidecar(for output: String) -> String { IsoFiles.sidecar(for: output) }
@@ -105,8 +122,9 @@ final class IsoRecording {
             let file = try RecordingFile(path: track.path, overwrite: settings.overwrite, video: video, metadata: settings.metadata,
                                          companion: true)
             track.file = file
-            track.queue = try EncodeQueue(sink: file, canvas: video.size, depth: 6, fps: Int(video.framesPerSecond), companion: true)
+            track.queue = try EncodeQueue(sink: file, canvas: video.size, depth: Self.queueDepth, fps: Int(video.framesPerSecond), companion: true)
             track.scaler = PictureScaler(canvas: video.size)
+            track.usualBytesPerSecond = Double(video.size.width * video.size.height) * Double(video.framesPerSecond) * Self.usualBitsPerPixel / 8
         } catch {
             track.failure = error.description
             track.file?.remove()
@@ -118,11 +136,15 @@ final class IsoRecording {
     /// written. What fails is said and left as it is (a fragmented file plays).
     func finishTracks(lastSlot: Int) -> [String] {
         var written: [String] = []
+        endingForSpace?.join()
         for (_, track) in tracks {
             guard let queue = track.queue, let file = track.file, track.failure == nil else { continue }
             do throws(MediaError) {
-                try queue.finish(lastSlot: stoppedForSpace ?? lastSlot)
-                try file.finishWriting()
+                switch track.endedEarly {
+                case nil: try track.endWriting(lastSlot: lastSlot)
+                case let .some(failure?): throw failure
+                case .some(nil): break
+                }
                 _ = try file.finalize()
                 written.append(track.path)
                 if track.leftOut > 0 {
@@ -149,24 +171,50 @@ final class IsoRecording {
     /// finished (a copy as large as it) and to go on for a while, the cameras' files stop
     /// there (they ran the disk full, and the take stopped at 5.7 s of 10 with 25 holes).
     private func leaveRoomForTheTake(slot: Int, fps: Int) {
-        // Five times a second: a camera's file of noisy 720p took 12 MB/s.
-        nextSpaceCheck = slot + max(fps / 5, 1)
+        // Every slot (a statvfs and a few fstats): a camera's file of noisy 720p took 19 MB/s,
+        // and looked at five times a second, the cameras had written 11.5 MB of a 24 MB disk
+        // when they stopped, more than the take could spare.
+        nextSpaceCheck = slot + 1
         guard stoppedForSpace == nil, let free = RecordingFile.freeBytes(near: take) else { return }
         let seconds = Double(slot) / Double(max(fps, 1))
         // The take's rate as written so far where that is more than the estimate (a noisy
         // picture took 0.87 MB/s at 640x360 where 0.11 was expected), its intermediate too.
+        // A file grows a fragment at a time: what is on disk may be up to one short of now.
         func written(_ paths: [String]) -> Double { paths.compactMap { OutputPath.entry($0).map { Double($0.st_size) } }.reduce(0, +) }
         let measured = seconds >= 0.5
-        let rate = max(Recorder.expectedBytesPerSecond(settings.video), measured ? written([take, Intermediate.path(for: take)]) / seconds : 0)
+        let onDisk = max(seconds - RecordingFile.fragmentSeconds, 0.5)
+        // Before the take's own file says, its cameras' encoders do: pictures that take them
+        // 14 times the usual bytes (noise: 19 MB/s for 720p) take the take's encoder more too.
+        let files = tracks.compactMap(\.track.file)
+        let interval = 1 / Double(max(fps, 1))
+        let cameraRate = Double(files.map(\.bytesHandedOver).reduce(0, +)) / max(seconds, interval)
+        let usualCameraRate = tracks.compactMap { $0.track.file == nil ? nil : $0.track.usualBytesPerSecond }.reduce(0, +)
+        let hardness = usualCameraRate > 0 ? max(cameraRate / usualCameraRate, 1) : 1
+        let rate = max(Recorder.expectedBytesPerSecond(settings.video) * hardness,
+                       measured ? written([take, Intermediate.path(for: take)]) / onDisk : 0)
         let reserve = rate * (2 * seconds + Self.reserveSeconds) + Self.reserveBytes
-        // What the cameras' files will have written by the next look but one.
-        let ahead = measured ? written(tracks.map(\.track.path)) / seconds * 2 * Double(max(fps / 5, 1)) / Double(max(fps, 1)) : 0
+        // What the cameras' files will still write if they stop at the next look but one: what
+        // their muxers hold (a fragment of noisy 720p is 10 MB, written at once; uncounted, the
+        // disk filled on a slow machine) and what their encoders' queues and that time bring.
+        let ahead = Double(files.map(\.bytesNotYetWritten).reduce(0, +))
+            + cameraRate * (2 * interval + Double(Self.queueDepth) / Double(max(fps, 1)))
         guard Double(free) - ahead < reserve else { return }
         stoppedForSpace = slot
         writeSidecar(files: tracks.filter { $0.track.queue != nil }.map(\.track.path))
+        let ending = tracks.map(\.track).filter { $0.queue != nil && $0.failure == nil }
+        endingForSpace = OwnedThread(name: "dualcam-iso-end") {
+            for track in ending {
+                do throws(MediaError) { try track.endWriting(lastSlot: slot); track.endedEarly = .some(nil) } catch {
+                    track.endedEarly = .some(error)
+                }
+            }
+        }
         log(String(format: "--iso: at %.1f s %.0f MB are free, what the take needs to go on and be finished: the cameras' own files "
                    + "stop here, the take goes on", seconds, Double(free) / 1e6))
     }
+
+    /// Pictures each camera's encoder may have waiting.
+    static let queueDepth = 6
 
     /// The room kept for the take beyond its finishing copy: seconds of it, and bytes.
     static let reserveSeconds = 10.0
@@ -174,6 +222,7 @@ final class IsoRecording {
 
     /// Nothing was recorded: no camera file is left either.
     func remove() {
+        endingForSpace?.join()
         for (_, track) in tracks { track.file?.remove() }
     }
 
@@ -300,11 +349,14 @@ extension IsoRecording: LiveOutput {
         for (source, frame) in slot.pictures { write(frame, of: source, slot: slot.slot) }
     }
 
-    /// H.264 ultrafast at crf 18 takes 0.26-0.58 bits per pixel of test footage (measured):
-    /// the cameras' size taken as the output's.
+    /// The cameras' size taken as the output's.
     var diskBytesPerSecond: Double {
-        Double(tracks.count) * Double(settings.canvas.width * settings.canvas.height) * Double(settings.video.framesPerSecond) * 0.4 / 8
+        Double(tracks.count) * Double(settings.canvas.width * settings.canvas.height) * Double(settings.video.framesPerSecond)
+            * Self.usualBitsPerPixel / 8
     }
+
+    /// H.264 ultrafast at crf 18 takes 0.26-0.58 bits per pixel of test footage (measured).
+    static let usualBitsPerPixel = 0.4
 
     func finish(lastSlot: Int?) -> OutputReport {
         guard let lastSlot else {

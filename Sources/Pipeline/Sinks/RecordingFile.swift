@@ -31,6 +31,12 @@ final class RecordingFile: EncodedMovSink {
     private let lockFD: Int32
     /// The file's size with the header alone: more means a fragment is in it.
     private var headerBytes: Int64 = 0
+    /// What the muxer and its fragment being built hold that the file does not yet: written
+    /// within half a second. Read from any thread.
+    var bytesNotYetWritten: Int64 {
+        max(Int64(writer.bytesHandedOver) - ((Self.size(of: lockFD) ?? 0) - headerBytes), 0)
+    }
+    var bytesHandedOver: Int64 { Int64(writer.bytesHandedOver) }
 
     /// `claim`: OUT, claimed before anything else was opened (a fresh one when nil). `live`:
     /// no intermediate stands behind its encoder (`ThreadPriority.liveEncoderLevel`).
