@@ -58,6 +58,8 @@ static int dc_write_staged(dc_descriptor_io *io) {
     uint8_t header[8];
     int boxed = length >= 16 && length <= UINT32_MAX && dc_box_type_is_plain(data + 4);
     if (!boxed) return dc_write_all(io->fd, data, length, io->staged_at);
+    struct stat st;
+    int64_t before = fstat(io->fd, &st) == 0 ? (int64_t)st.st_size : -1;
     memcpy(header, data, 8);
     uint32_t whole = (uint32_t)length;
     const uint8_t hidden[8] = {(uint8_t)(whole >> 24), (uint8_t)(whole >> 16), (uint8_t)(whole >> 8), (uint8_t)whole,
@@ -65,6 +67,13 @@ static int dc_write_staged(dc_descriptor_io *io) {
     memcpy(data, hidden, 8);
     int rc = dc_write_all(io->fd, data, length, io->staged_at);
     if (rc == 0) rc = dc_write_all(io->fd, header, 8, io->staged_at);
+    /* A write that failed (a full disk) leaves the file as its last whole fragment left it,
+     * and the room it took is given back: a take that got no fragment holds no picture,
+     * and is not kept as though it did. */
+    if (rc < 0 && before >= 0 && before <= io->staged_at) {
+        int kept;
+        do { kept = ftruncate(io->fd, before); } while (kept < 0 && errno == EINTR);
+    }
     return rc;
 }
 

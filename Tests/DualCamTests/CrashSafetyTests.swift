@@ -352,6 +352,33 @@ import Testing
         #expect((try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) == ["full.mov"])
     }
 
+    /// A disk too small for the take's first fragment: one line that nothing was recorded, no
+    /// file at OUT (it was kept, "as a fragmented file that plays", holding no picture: the
+    /// options fuzzer found it), and with --overwrite the OUT that was there is untouched.
+    @Test(.timeLimit(.minutes(1)))
+    func aDiskFullBeforeTheFirstFragmentLeavesNoFile() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let mountPoint = dir.path("tiny")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
+        guard Env.canRun(mounted.status == 0, otherwise: "full-disk test needs root to mount a tmpfs: \(mounted.stderr)")
+        else { return }
+        defer { _ = try? run("/bin/umount", [mountPoint]) }
+        let cam = try Self.camera(in: dir, seconds: 3, noisy: true), out = mountPoint + "/full.mov"
+        let record = ["record", "--skip-speed-check", "--back", cam, "--audio", "none", "--duration", "2", "-o", out]
+        let r = try dualcam(record)
+        #expect(r.status == 1 && r.stderr.hasSuffix("No space left on device: nothing recorded, no file written\n"), "\(r.stderr)")
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) == [], "left: \(dir.contents)")
+
+        let before = Data("an older take".utf8)
+        try before.write(to: URL(fileURLWithPath: out))
+        let again = try dualcam(record + ["--overwrite"])
+        #expect(again.status == 1 && again.stderr.contains("nothing recorded, no file written"), "\(again.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == before)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) == ["full.mov"])
+    }
+
     /// A back source that opens but never gives a picture: an error, and no empty file.
     @Test func noPictureAtAllIsAnErrorAndNoFile() throws {
         try Env.requireFFmpegTools()

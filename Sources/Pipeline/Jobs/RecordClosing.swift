@@ -99,14 +99,16 @@ extension Recorder {
             // A stuck encoder thread may still be inside the muxer: the file is left to it,
             // as it stands on disk (every complete fragment plays).
             if !queue.isStuck { keeping?.abandon() }
-            let kept = queue.isStuck ? file.path : file.keepAsItIs()
+            guard let kept = queue.isStuck ? file.path : keptAsItIs(file, keeping: keeping) else {
+                throw .nothingRecorded(failure.description)
+            }
             throw .cutShort(path: kept, seconds: seconds, reason: failure.description + restNote(keeping, joinedBy: kept))
         }
         do throws(MediaError) {
             if let keeping { try keeping.finishWriting() } else { try file.finishWriting() }
         } catch {
             keeping?.abandon()
-            let kept = file.keepAsItIs()
+            guard let kept = keptAsItIs(file, keeping: keeping) else { throw .nothingRecorded(error.description) }
             throw .notFinalized(path: kept, seconds: seconds, reason: error.description + restNote(keeping, joinedBy: kept))
         }
         guard file.isAtItsName else { throw lostName(file, keeping: keeping, seconds: seconds) }
@@ -132,6 +134,13 @@ extension Recorder {
             let kept = file.keepAsItIs()
             throw .notFinalized(path: kept, seconds: seconds, reason: error.description + restNote(keeping, joinedBy: kept))
         }
+    }
+
+    /// Where a take cut short is kept; nil where no picture of it reached the disk (it filled
+    /// first) and no intermediate holds it: nothing is left then, not a file that does not play.
+    private func keptAsItIs(_ file: RecordingFile, keeping: KeepingSink?) -> String? {
+        if keeping?.intermediate?.isAtItsName != true, file.removeIfItHoldsNoPicture() { return nil }
+        return file.keepAsItIs()
     }
 
     /// Where the rest of a take that went on in an intermediate is, for a line about a take

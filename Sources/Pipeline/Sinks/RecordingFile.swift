@@ -29,13 +29,9 @@ final class RecordingFile: EncodedMovSink {
     private let claim: OutputClaim
     /// The open descriptor that holds the lock.
     private let lockFD: Int32
-    /// The file's size with the header alone: more means a fragment is in it.
-    private var headerBytes: Int64 = 0
     /// What the muxer and its fragment being built hold that the file does not yet: written
     /// within half a second. Read from any thread.
-    var bytesNotYetWritten: Int64 {
-        max(Int64(writer.bytesHandedOver) - ((Self.size(of: lockFD) ?? 0) - headerBytes), 0)
-    }
+    var bytesNotYetWritten: Int64 { max(Int64(writer.bytesHandedOver) - (Self.size(of: lockFD) ?? 0), 0) }
     var bytesHandedOver: Int64 { Int64(writer.bytesHandedOver) }
 
     /// `claim`: OUT, claimed before anything else was opened (a fresh one when nil). `live`:
@@ -82,7 +78,6 @@ final class RecordingFile: EncodedMovSink {
             close(fd)
             throw error
         }
-        headerBytes = Self.size(of: fd) ?? 0
     }
 
     deinit { close(lockFD) }
@@ -152,9 +147,40 @@ final class RecordingFile: EncodedMovSink {
     @discardableResult
     func claimIfReady() -> Bool {
         guard let pending else { return true }
-        guard (Self.size(of: lockFD) ?? 0) > headerBytes, isOurs(at: pending) else { return false }
+        guard holdsAFragment, isOurs(at: pending) else { return false }
         do { try claim.place(pending) } catch { return false }
         self.pending = nil
+        return true
+    }
+
+    /// Whether a whole fragment, so a picture, is in the file: its top-level boxes read through
+    /// the descriptor up to the first `moof`. (Its size said so before; but the header comes
+    /// with the first fragment, and a fragment a full disk refused leaves nothing.)
+    var holdsAFragment: Bool {
+        guard let end = Self.size(of: lockFD) else { return false }
+        var offset: Int64 = 0
+        var header = [UInt8](repeating: 0, count: 16)
+        while offset + 8 <= end {
+            let n = header.withUnsafeMutableBytes { pread(lockFD, $0.baseAddress, 16, off_t(offset)) }
+            guard n >= 8 else { return false }
+            var size = header[0..<4].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            if size == 1 {
+                guard n == 16 else { return false }
+                size = header[8..<16].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            }
+            guard size >= 8 else { return false }
+            if header[4..<8].elementsEqual("moof".utf8) { return offset + size <= end }
+            offset += size
+        }
+        return false
+    }
+
+    /// After a failure: a file that holds no picture (the disk filled before its first
+    /// fragment) is removed, and an OUT it was to replace stays. Whether it was.
+    func removeIfItHoldsNoPicture() -> Bool {
+        writer.abandon()
+        guard !holdsAFragment else { return false }
+        remove()
         return true
     }
 
@@ -199,7 +225,7 @@ final class RecordingFile: EncodedMovSink {
     func keepAsItIs() -> String {
         writer.abandon()
         guard let pending, !claimIfReady(), isOurs(at: pending) else { return path }
-        if (Self.size(of: lockFD) ?? 0) > headerBytes, let name = Self.freeRescueName(for: path),
+        if holdsAFragment, let name = Self.freeRescueName(for: path),
            OwnFile.move(pending, toFree: name) {
             return name
         }
