@@ -324,12 +324,8 @@ import Testing
     @Test func aDiskThatFillsUpKeepsWhatWasRecorded() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let mountPoint = dir.path("tiny")
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=10m", "tmpfs", mountPoint])
-        guard Env.canRun(mounted.status == 0, otherwise: "full-disk test needs root to mount a tmpfs: \(mounted.stderr)")
-        else { return }
-        defer { _ = try? run("/bin/umount", [mountPoint]) }
+        guard let mountPoint = try smallDisk("tiny", size: "10m", in: dir, for: "full-disk") else { return }
+        defer { unmount(mountPoint) }
         let cam = try Self.camera(in: dir, seconds: 8, noisy: true), out = mountPoint + "/full.mov"
         let r = try dualcam(["record", "--skip-speed-check", "--back", cam, "--front", Reference.front, "-o", out])
         #expect(r.status == 1, "\(r.stderr)")
@@ -359,12 +355,8 @@ import Testing
     func aDiskFullBeforeTheFirstFragmentLeavesNoFile() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let mountPoint = dir.path("tiny")
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
-        guard Env.canRun(mounted.status == 0, otherwise: "full-disk test needs root to mount a tmpfs: \(mounted.stderr)")
-        else { return }
-        defer { _ = try? run("/bin/umount", [mountPoint]) }
+        guard let mountPoint = try smallDisk("tiny", size: "64k", in: dir, for: "full-disk") else { return }
+        defer { unmount(mountPoint) }
         let cam = try Self.camera(in: dir, seconds: 3, noisy: true), out = mountPoint + "/full.mov"
         let record = ["record", "--skip-speed-check", "--back", cam, "--audio", "none", "--duration", "2", "-o", out]
         let r = try dualcam(record)

@@ -246,12 +246,8 @@ import Testing
     @Test func fullDiskLeavesNothingAndSaysSo() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let mountPoint = dir.path("tiny")
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=300k", "tmpfs", mountPoint])
-        guard Env.canRun(mounted.status == 0, otherwise: "full-disk test needs root to mount a tmpfs: \(mounted.stderr)")
-        else { return }
-        defer { _ = try? run("/bin/umount", [mountPoint]) }
+        guard let mountPoint = try smallDisk("tiny", size: "300k", in: dir, for: "full-disk") else { return }
+        defer { unmount(mountPoint) }
         let out = mountPoint + "/out.mov"
         let r = try dualcam(["compose", Self.good, Self.front, "-o", out])
         #expect(r.status != 0)

@@ -57,11 +57,8 @@ extension CrashSafetyTests {
     func onASmallDiskTheCamerasFilesStopFirst() throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
-        let mountPoint = dir.path("small")
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=24m", "tmpfs", mountPoint])
-        guard Env.canRun(mounted.status == 0, otherwise: "small-disk test needs root to mount a tmpfs: \(mounted.stderr)") else { return }
-        defer { _ = try? run("/bin/umount", [mountPoint]) }
+        guard let mountPoint = try smallDisk("small", size: "24m", in: dir, for: "small-disk") else { return }
+        defer { unmount(mountPoint) }
         let take = mountPoint + "/t.mov"
         let r = try dualcam(["record", "--back", try Self.camera(in: dir, seconds: 12, noisy: true), "--front", Reference.front, "--iso",
                              "--audio", "none", "--duration", "8", "--size", "640x360", "--skip-speed-check", "--max-encoder-lag", "5",

@@ -537,3 +537,15 @@ enum StillsComposition {
                 psnr(region(ours, inset), region(backThere, inset)))
     }
 }
+
+/// A tmpfs of `size` ("64k", "24m") mounted at `name` in `dir`, for a test of a small or full
+/// disk (`unmount` it when done); nil, said as the test's reason, where mounting is not allowed.
+func smallDisk(_ name: String, size: String, in dir: TempDir, for test: String) throws -> String? {
+    let mountPoint = dir.path(name)
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+    let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint])
+    guard Env.canRun(mounted.status == 0, otherwise: "\(test) test needs root to mount a tmpfs: \(mounted.stderr)") else { return nil }
+    return mountPoint
+}
+
+func unmount(_ mountPoint: String) { _ = try? run("/bin/umount", [mountPoint]) }
