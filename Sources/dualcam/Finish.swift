@@ -324,7 +324,11 @@ struct Finish: ParsableCommand {
                               + "it holds no fragments to finish from")
             }
             if output == nil {
-                printLine("\(file) is already a finished movie (a regular file, index first): nothing to do")
+                // Said as it is: another program's file may have its index at the end.
+                let boxes = try MovAtoms.topLevel(file).map(\.type)
+                let indexFirst = (boxes.firstIndex(of: "moov") ?? .max) < (boxes.firstIndex(of: "mdat") ?? .max)
+                printLine("\(file) is already a finished movie (a regular file, index " + (indexFirst ? "first" : "at the end")
+                          + "): nothing to do")
                 return
             }
             throw Failure("\(file): not a fragmented recording (nothing to finish); copy it instead")
@@ -344,6 +348,6 @@ struct Finish: ParsableCommand {
         let r = try MovFinalizer.finalize(file, into: destination, overwrite: overwrite, holding: held)
         printLine(String(format: "finished %@: %d frames (%.2f s), %d audio packets%@", destination, r.videoFrames,
                      r.videoSeconds, r.audioPackets,
-                     r.incompleteSamples > 0 ? ", \(r.incompleteSamples) samples cut short at the end left out" : ""))
+                     r.incompleteSamples > 0 ? ", \(r.incompleteSamples) samples of a fragment cut short at the end left out" : ""))
     }
 }

@@ -574,6 +574,13 @@ import Testing
         #expect(Set(dir.contents) == before)
         let regular = try dualcam(["finish", Self.back])
         #expect(regular.status == 0 && regular.stdout.contains("is already a finished movie (a regular file, index first): nothing to do"), "\(regular.stderr)")
+        // Another program's file with its index last is not said to have it first.
+        let indexLast = dir.path("index-last.mp4")
+        let made = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", Self.back, "-c", "copy", indexLast])
+        try #require(made.status == 0, "\(made.stderr)")
+        let last = try dualcam(["finish", indexLast])
+        #expect(last.status == 0 && last.stdout.contains("is already a finished movie (a regular file, index at the end): nothing to do"),
+                "\(last.stdout) \(last.stderr)")
     }
 
     /// A composition cut short by SIGTERM or SIGHUP exits 128 + the signal, as shells report

@@ -80,19 +80,27 @@ extension CrashSafetyTests {
             ("cut in half", Array(hidden[..<(hidden.count / 2)])), ("hidden whole", hidden),
             ("its header's size written, not its type", halfHeader),
         ]
-        for (state, tail) in states {
+        // What a power cut or a copy stopped midway can leave instead: the fragment itself cut
+        // short, not hidden. Readers differ on it (FFmpeg plays its pictures without the sound
+        // after them); finish leaves it out whole (it kept those pictures: sound 0.25 s short).
+        let torn = Array(fragment[..<(fragment.count * 3 / 4)])
+        for (state, tail) in states + [("torn, not hidden", torn)] {
             let path = dir.path("state.mov")
             try Data(bytes[..<last] + tail).write(to: URL(fileURLWithPath: path))
-            let ffmpeg = try Self.decoded(path), gstreamer = try Self.decodedByGStreamer(path, in: dir)
-            #expect(ffmpeg.frames == expected.frames && abs(ffmpeg.audioSeconds - expected.audioSeconds) < 0.001,
-                    "\(state): FFmpeg \(ffmpeg), the fragments before it \(expected)")
-            #expect(gstreamer.frames == expected.frames && abs(gstreamer.audioSeconds - expectedByGStreamer.audioSeconds) < 0.001,
-                    "\(state): GStreamer \(gstreamer), the fragments before it \(expectedByGStreamer)")
+            if tail != torn {
+                let ffmpeg = try Self.decoded(path), gstreamer = try Self.decodedByGStreamer(path, in: dir)
+                #expect(ffmpeg.frames == expected.frames && abs(ffmpeg.audioSeconds - expected.audioSeconds) < 0.001,
+                        "\(state): FFmpeg \(ffmpeg), the fragments before it \(expected)")
+                #expect(gstreamer.frames == expected.frames && abs(gstreamer.audioSeconds - expectedByGStreamer.audioSeconds) < 0.001,
+                        "\(state): GStreamer \(gstreamer), the fragments before it \(expectedByGStreamer)")
+            }
             let f = try dualcam(["finish", path])
             #expect(f.status == 0, "\(state): \(f.stderr)")
             if f.status == 0 {
                 try Self.expectRegularFaststart(path)
-                #expect(try Self.decoded(path).frames == expected.frames, "\(state): finish kept another count")
+                let finished = try Self.decoded(path)
+                #expect(finished.frames == expected.frames && abs(finished.audioSeconds - expected.audioSeconds) < 0.03,
+                        "\(state): finish kept \(finished), the fragments before it \(expected)")
             }
             try FileManager.default.removeItem(atPath: path)
         }

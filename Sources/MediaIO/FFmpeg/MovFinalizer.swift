@@ -121,6 +121,14 @@ public enum MovFinalizer {
         /// Where the last packet read ends in the file.
         var readUpTo: Int64 = 0
         var videoTimeBase = AVRational(num: 1, den: 1)
+        // A last fragment cut short (a power cut, a copy stopped midway: a kill leaves it
+        // hidden) is left out whole: its pictures come first in it, and kept without the sound
+        // after them, the take's sound ended up to half a second before its picture.
+        // (Last in the bytes, not only in the chain of boxes: a size damaged in the middle ends
+        // the chain early, and what follows the damage is refused below, not cut.)
+        let cutShort = lastFragmentOffset(source).flatMap {
+            isCutShortLastFragment(source, at: $0) && fragmentHeader(in: source, after: $0 + 8) == nil ? $0 : nil
+        }
         let packet = Packet()
         while true {
             let rc = av_read_frame(input.pointer, packet.pointer)
@@ -137,7 +145,7 @@ public enum MovFinalizer {
             defer { packet.unref() }
             let p = packet.pointer
             guard let (out, type) = map[p.pointee.stream_index] else { continue }
-            if p.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 || p.pointee.size <= 0 {
+            if p.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 || p.pointee.size <= 0 || cutShort.map({ p.pointee.pos >= $0 }) == true {
                 copied.result.incompleteSamples += 1
                 continue
             }
