@@ -21,8 +21,12 @@ extension Recorder {
             try close(loop.queue, sink: opened.encoding.sink, timeline: loop.timeline)
             return nil
         }
-        // Once the file is whole: what the stream still holds goes out after it.
-        let reports = opened.outputs.map { $0.finish(lastSlot: lastSlot) }
+        // Once the file is whole: what the stream still holds goes out after it. A take of
+        // which nothing reached the disk leaves nothing beside it either (an --iso sidecar
+        // stayed behind for one).
+        var nothingKept = false
+        if case .failure(.nothingRecorded) = closed { nothingKept = true }
+        let reports = opened.outputs.map { $0.finish(lastSlot: nothingKept ? nil : lastSlot) }
         let joinedAfterStop = try closed.get()
         var result = summary(loop, opened)
         if loop.queue.lastSlotRefilled { result.encoderSkippedFrames -= 1 }

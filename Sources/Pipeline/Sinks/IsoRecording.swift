@@ -163,7 +163,7 @@ final class IsoRecording {
         }
         // Stopped for the take's room, the sidecar was written then, and a swap after it
         // concerns no picture of theirs.
-        if stoppedForSpace == nil { writeSidecar(files: written) }
+        if stoppedForSpace == nil, !written.isEmpty { writeSidecar(files: written) }
         return written
     }
 
@@ -200,7 +200,8 @@ final class IsoRecording {
             + cameraRate * (2 * interval + Double(Self.queueDepth) / Double(max(fps, 1)))
         guard Double(free) - ahead < reserve else { return }
         stoppedForSpace = slot
-        writeSidecar(files: tracks.filter { $0.track.queue != nil }.map(\.track.path))
+        let started = tracks.filter { $0.track.queue != nil }.map(\.track.path)
+        if !started.isEmpty { writeSidecar(files: started) }
         let ending = tracks.map(\.track).filter { $0.queue != nil && $0.failure == nil }
         endingForSpace = OwnedThread(name: "dualcam-iso-end") {
             for track in ending {
@@ -224,6 +225,17 @@ final class IsoRecording {
     func remove() {
         endingForSpace?.join()
         for (_, track) in tracks { track.file?.remove() }
+        removeSidecar()
+    }
+
+    /// The sidecar this take wrote, where nothing is left for it to describe (it stayed
+    /// behind a take of which nothing reached a full disk).
+    private func removeSidecar() {
+        let path = Self.sidecar(for: take)
+        guard let written = sidecarWritten, let there = OutputPath.entry(path),
+              (UInt64(there.st_dev), UInt64(there.st_ino)) == written else { return }
+        unlink(path)
+        sidecarWritten = nil
     }
 
     private func writeSidecar(files: [String]) {
@@ -363,7 +375,11 @@ extension IsoRecording: LiveOutput {
             remove()
             return .nothing
         }
-        let files = finishTracks(lastSlot: lastSlot) + [Self.sidecar(for: take)]
+        let cameras = finishTracks(lastSlot: lastSlot)
+        // With no camera's file (none got a picture before the disk's room ran out), no
+        // sidecar either: it was listed as the cameras' only file.
+        if cameras.isEmpty { removeSidecar() }
+        let files = cameras.isEmpty ? [] : cameras + [Self.sidecar(for: take)]
         return OutputReport { $0.isoFiles = files }
     }
 }
