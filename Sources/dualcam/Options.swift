@@ -133,7 +133,16 @@ struct OutputFormatOptions: ParsableArguments {
     var size = "\(PiPLayout.defaultCanvas)"
 
     @Option(parsing: .unconditional,
-            help: ArgumentHelp("Output frames per second, up to 120 and a divisor of 48000: 24, 25, 30, 50, 60, ...", valueName: "FPS"))
+            help: ArgumentHelp("Output frames per second, up to 120 and a divisor of 48000: 24, 25, 30, 50, 60, ...", valueName: "FPS"),
+            transform: { text in
+                // A whole number; said with what is taken (ArgumentParser's own line named none).
+                guard let fps = Int(text) else {
+                    let near = Double(text).map { ", for \($0) fps sources \(Int($0.rounded()))" } ?? ""
+                    throw ValidationError("--rate takes a whole number of frames per second that divides 48000 "
+                                          + "(24, 25, 30, 48, 50, 60, ...\(near)); got \(text)")
+                }
+                return fps
+            })
     var rate = 30
 
     @Option(parsing: .unconditional,

@@ -48,7 +48,13 @@ struct RecordTakeOptions: ParsableArguments {
                                                       valueName: "OUT.mov|none"),
             completion: .file(extensions: ["mov", "mp4"]))
     var output: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds (5, 2.5 or 90s).", valueName: "SECONDS"),
+            transform: { text in
+                guard let seconds = Double(text.hasSuffix("s") ? String(text.dropLast()) : text) else {
+                    throw ValidationError("--duration takes seconds, as a number (5, 2.5 or 90s); got \(text)")
+                }
+                return seconds
+            })
     var duration: Double?
     @Flag(help: "Start with the pictures swapped.") var swap = false
     @Option(help: ArgumentHelp("When the file's pictures are encoded: auto (as recorded while the encoder keeps up; from the moment it "

@@ -123,16 +123,18 @@ struct RecordSession {
                          s.encoderSkippedFrames > 0 ? ", \(s.encoderSkippedFrames) skipped while the encoder was behind" : "",
                          s.pauses > 0 ? String(format: "; paused %d time%@, %.1f s left out", s.pauses, s.pauses == 1 ? "" : "s",
                                                s.pausedSeconds) : ""))
-            if let files = s.isoFiles { printLine("each camera's own: " + files.joined(separator: ", ")) }
+            if let files = s.isoFiles { printLine("each camera's own: " + (files.isEmpty ? "none kept" : files.joined(separator: ", "))) }
             if reporting.verbose, let first = s.firstFrameSeconds { printLine(String(format: "first frame %.2f s after the command", first)) }
             if s.framesEncodedAfterStop > 0 || s.framesEncodedDuringTake > 0 {
                 // The counts add up to the file's frames: the live encoder may have taken the
                 // frame at which the take went to the intermediate too (it said "from frame 239
                 // on" beside 327 + 33 frames of 600).
                 let live = max(0, s.frames - s.encoderSkippedFrames - s.framesEncodedDuringTake - s.framesEncodedAfterStop)
-                let from = s.intermediateFromFrame.map { "\(live) frame\(live == 1 ? "" : "s") encoded live; at frame \($0) the take "
-                    + "went to the intermediate: " } ?? ""
-                let during = s.framesEncodedDuringTake > 0 ? "\(s.framesEncodedDuringTake) of its frames were encoded during the take, " : ""
+                let from = s.intermediateFromFrame.map {
+                    (live == 0 ? "no frame" : "\(live) frame\(live == 1 ? "" : "s")") + " encoded live, the rest went to the intermediate "
+                        + "from frame \($0): "
+                } ?? ""
+                let during = s.framesEncodedDuringTake > 0 ? "\(s.framesEncodedDuringTake) encoded during the take, " : ""
                 printLine(String(format: "%@%@%d after the stop; the file was finished %.1f s after it", from, during,
                                  s.framesEncodedAfterStop, s.finishingSeconds))
             }

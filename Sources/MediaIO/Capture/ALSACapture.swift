@@ -66,7 +66,7 @@ public final class ALSACapture {
                 throw .cannotOpen(path: device, reason: "not an ALSA capture device (`dualcam devices` lists them; --audio back "
                                   + "or front takes the sound of a file given as --back or --front)")
             }
-            throw .cannotOpen(path: device, reason: String(cString: snd_strerror(rc)))
+            throw .cannotOpen(path: device, reason: ALSADevices.openFailure(rc))
         }
         // It stays non-blocking: reads wait in snd_pcm_wait, with a timeout, and a read then
         // takes what is there. A blocking read waits for a whole period however long the

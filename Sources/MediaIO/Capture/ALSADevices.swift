@@ -61,7 +61,16 @@ public enum ALSADevices {
     public static func defaultDevice() -> (AudioDeviceInfo?, String?) {
         dc_snd_quiet()
         let (info, failure) = probe("default", card: "default", name: "the system's default")
-        return failure.map { (nil, String(cString: snd_strerror($0))) } ?? (info, nil)
+        return failure.map { (nil, openFailure($0)) } ?? (info, nil)
+    }
+
+    /// Why a device could not be opened, in words: a sound server's plugin (ALSA's `default`
+    /// on a desktop) that finds no server says only "Host is down" or "Connection refused".
+    static func openFailure(_ rc: Int32) -> String {
+        if rc == -EHOSTDOWN || rc == -ECONNREFUSED {
+            return "no sound server (PipeWire or PulseAudio) answers: \(String(cString: snd_strerror(rc)))"
+        }
+        return String(cString: snd_strerror(rc))
     }
 
     /// Opens the device without waiting (a busy one is reported as such) and reads the

@@ -237,9 +237,13 @@ package final class Recorder: Sendable {
             event("every frame goes to \(name) (H.264), encoded to \(plan.video.codec.displayName) after the stop (--encode after)")
         } else {
             let fps = Double(plan.video.framesPerSecond)
-            event(String(format: "at %.2f s the %@ encoder fell behind real time: the take goes on in %@ from %.2f s (H.264, every "
-                         + "frame kept); the encoder works through it as fast as it can, and what it has not reached when the take "
-                         + "stops is encoded after the stop", Double(slot) / fps, plan.video.codec.displayName, name, Double(first) / fps))
+            // The frames it had not taken when it was found behind go there too: "at 0.67 s ...
+            // from 0.00 s" read as a contradiction to a new user.
+            let waiting = first < slot ? ", the frames it had not taken yet included" : ""
+            event(String(format: "at %.2f s the %@ encoder fell behind real time: the take goes on in %@ from %.2f s%@ (H.264, "
+                         + "every frame kept); the encoder works through it as fast as it can, and what it has not reached when "
+                         + "the take stops is encoded after the stop", Double(slot) / fps, plan.video.codec.displayName, name,
+                         Double(first) / fps, waiting))
         }
     }
 
