@@ -139,7 +139,8 @@ import Testing
         // ALSA's default is the card itself, or, where pipewire-alsa is installed (CI's host,
         // whose files the VM shares) and no server runs, the first capture device.
         #expect(log.contains("dualcam: default: S16_LE")
-                || log.contains("ALSA's default device cannot be opened (Host is down): recording hw:0,0 (Loopback)"),
+                || log.contains("ALSA's default device cannot be opened (no sound server (PipeWire or PulseAudio) answers: Host is down): "
+                             + "recording hw:0,0 (Loopback)"),
                 "the default microphone: \(log)")
         let summary = try Self.summary(dir)
         let frames = try #require(summary["frames"] as? Int), repeated = try #require(summary["repeated_frames"] as? Int)
