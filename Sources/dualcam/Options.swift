@@ -137,7 +137,8 @@ struct OutputFormatOptions: ParsableArguments {
             transform: { text in
                 // A whole number; said with what is taken (ArgumentParser's own line named none).
                 guard let fps = Int(text) else {
-                    let near = Double(text).map { ", for \($0) fps sources \(Int($0.rounded()))" } ?? ""
+                    // Only for a rate a source could have (a huge one trapped, rounded to Int).
+                    let near = Double(text).flatMap { $0 > 0 && $0 <= 1000 ? ", for \($0) fps sources \(Int($0.rounded()))" : nil } ?? ""
                     throw ValidationError("--rate takes a whole number of frames per second that divides 48000 "
                                           + "(24, 25, 30, 48, 50, 60, ...\(near)); got \(text)")
                 }

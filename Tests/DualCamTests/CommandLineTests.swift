@@ -28,6 +28,23 @@ import Testing
         #expect(r.stderr.split(separator: "\n").count <= 6 && r.stderr.contains("compose") && r.stderr.contains("record"))
     }
 
+    /// A rate or a duration that is not a number as taken is answered with what is taken, on
+    /// the first line, exit 64: a huge --rate trapped (SIGILL) where the line suggested the nearest
+    /// whole rate (the options fuzzer), and 29.97 and 2s were answered with no hint.
+    @Test(.timeLimit(.minutes(1)))
+    func aRateOrDurationOfAnotherFormSaysWhatIsTaken() throws {
+        for rate in ["29.97", "99999999999999999999", "nan", "-inf", "1e400"] {
+            let r = try dualcam(["compose", Reference.back, Reference.front, "-o", "/nonexistent/x.mov", "--rate", rate])
+            #expect(r.status == 64 && r.stderrLines.first?.contains("--rate takes a whole number of frames per second") == true,
+                    "\(rate): \(r.status) \(r.stderr)")
+        }
+        let hint = try dualcam(["compose", Reference.back, Reference.front, "-o", "/nonexistent/x.mov", "--rate", "29.97"])
+        #expect(hint.stderr.contains("for 29.97 fps sources 30"), "\(hint.stderr)")
+        let duration = try dualcam(["record", "--back", Reference.back, "--dry-run", "-o", "/nonexistent/x.mov", "--duration", "2x"])
+        #expect(duration.status == 64 && duration.stderr.contains("--duration takes seconds, as a number (5, 2.5 or 90s)"),
+                "\(duration.stderr)")
+    }
+
     /// A plan fails where the recording would (a file that is no video: it printed the file's
     /// name as a source, exit 0), and a HOME that does not exist (a service account's
     /// /nonexistent) is not made to remember the encoder's measurement in (as root it was).
