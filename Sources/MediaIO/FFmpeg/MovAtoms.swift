@@ -13,8 +13,15 @@ public enum MovAtoms {
     /// mid-write) is listed with the size its header claims.
     public static func topLevel(_ path: String) throws(MediaError) -> [Atom] { try boxes(path).atoms }
 
-    /// The top-level boxes and the file's length.
-    private static func boxes(_ path: String) throws(MediaError) -> (atoms: [Atom], end: Int64) {
+    /// Whether a whole fragment (a `moof` that ends within the file) is in it: the boxes read
+    /// up to the first one only (a recording asks every slot until it has one).
+    public static func holdsAWholeFragment(_ path: String) -> Bool {
+        guard let (atoms, end) = try? boxes(path, upTo: "moof"), let moof = atoms.last, moof.type == "moof" else { return false }
+        return moof.offset + moof.size <= end
+    }
+
+    /// The top-level boxes and the file's length; with `upTo`, none after the first of that type.
+    private static func boxes(_ path: String, upTo last: String? = nil) throws(MediaError) -> (atoms: [Atom], end: Int64) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw .system(path: path, writing: false, errno: .current)
         }
@@ -36,6 +43,7 @@ public enum MovAtoms {
             }
             guard size >= 8 else { break }
             atoms.append(Atom(type: type, offset: offset, size: size))
+            if type == last { break }
             let (next, overflow) = offset.addingReportingOverflow(size)
             if overflow { break }
             offset = next

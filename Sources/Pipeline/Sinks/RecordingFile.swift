@@ -156,24 +156,7 @@ final class RecordingFile: EncodedMovSink {
     /// Whether a whole fragment, so a picture, is in the file: its top-level boxes read through
     /// the descriptor up to the first `moof`. (Its size said so before; but the header comes
     /// with the first fragment, and a fragment a full disk refused leaves nothing.)
-    var holdsAFragment: Bool {
-        guard let end = Self.size(of: lockFD) else { return false }
-        var offset: Int64 = 0
-        var header = [UInt8](repeating: 0, count: 16)
-        while offset + 8 <= end {
-            let n = header.withUnsafeMutableBytes { pread(lockFD, $0.baseAddress, 16, off_t(offset)) }
-            guard n >= 8 else { return false }
-            var size = header[0..<4].reduce(Int64(0)) { $0 << 8 | Int64($1) }
-            if size == 1 {
-                guard n == 16 else { return false }
-                size = header[8..<16].reduce(Int64(0)) { $0 << 8 | Int64($1) }
-            }
-            guard size >= 8 else { return false }
-            if header[4..<8].elementsEqual("moof".utf8) { return offset + size <= end }
-            offset += size
-        }
-        return false
-    }
+    var holdsAFragment: Bool { MovAtoms.holdsAWholeFragment("/proc/self/fd/\(lockFD)") }
 
     /// After a failure: a file that holds no picture (the disk filled before its first
     /// fragment) is removed, and an OUT it was to replace stays. Whether it was.
