@@ -359,7 +359,9 @@ enum Decode {
     static func thumbnails(_ path: String, side: Int = 8, onGridOf rate: Int? = nil) throws -> [[UInt8]] {
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("thumbs-\(UUID().uuidString).raw").path
         defer { try? FileManager.default.removeItem(atPath: tmp) }
-        let grid = rate.map { ["-fps_mode", "cfr", "-r", "\($0)"] } ?? []
+        // Without a grid, one per frame: ffmpeg's default for raw output is a constant rate,
+        // which repeated the frame before a skipped slot (a VM take's 90 frames gave 270).
+        let grid = rate.map { ["-fps_mode", "cfr", "-r", "\($0)"] } ?? ["-fps_mode", "passthrough"]
         let r = try run(Env.tool("ffmpeg")!, ["-nostdin", "-v", "error", "-i", path, "-vf", "scale=\(side):\(side):flags=area"] + grid
                         + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-y", tmp])
         guard r.status == 0, let data = FileManager.default.contents(atPath: tmp) else {

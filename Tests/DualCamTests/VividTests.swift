@@ -32,6 +32,13 @@ import Testing
         (try? String(contentsOfFile: dir.path("status"), encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
+    /// How long a take the scenario stopped itself (SIGINT, once what it tests was done) is,
+    /// by its summary.
+    static func takeSeconds(_ dir: TempDir) throws -> Double {
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("summary.json")))) as? [String: Any]
+        return try #require(Probe.number(json?["seconds"]), "no length in the summary: \(stderr(dir))")
+    }
+
     static func stderr(_ dir: TempDir) -> String { (try? String(contentsOfFile: dir.path("stderr.txt"), encoding: .utf8)) ?? "" }
 
     enum Colour { case red, blue }
@@ -193,8 +200,8 @@ import Testing
         for camera in ["/dev/video0", "/dev/video1"] {
             #expect(log.contains("\(camera): converting YUYV at 1/4 size for the inset"), "\(log)")
         }
-        let out = dir.path("out.mov")
-        let frames = try Self.checkFile(out, seconds: 9, small: true)
+        let out = dir.path("out.mov"), seconds = try Self.takeSeconds(dir)
+        let frames = try Self.checkFile(out, seconds: seconds, small: true)
         // 16x16 cells of 40x22 pixels; rows 6 and below are full frame only, away from the inset.
         let cells = try Decode.thumbnails(out, side: 16)
         #expect(cells.count == frames)
@@ -207,10 +214,10 @@ import Testing
         }
         #expect(mixed.isEmpty, "frames whose full frame is not one camera's: \(mixed.prefix(20))")
         #expect(Set(cells.map { $0[3 * (16 * 10 + 8) + 2] > 160 }).count == 2, "the full frame never changed camera")
-        for seconds in [0.5, 8.8] {
-            let rgb = try Decode.frame(out, atSeconds: seconds, pixelFormat: "rgb24")
+        for at in [0.5, seconds - 0.2] {
+            let rgb = try Decode.frame(out, atSeconds: at, pixelFormat: "rgb24")
             let (i, f) = (meanRGB(rgb, width: 640, x: 548, y: 18, w: 72, h: 50), Self.smallFull(rgb))
-            #expect(Self.looks(f, like: .blue) && Self.looks(i, like: .red), "at \(seconds) s: inset \(i), full frame \(f)")
+            #expect(Self.looks(f, like: .blue) && Self.looks(i, like: .red), "at \(at) s: inset \(i), full frame \(f)")
         }
     }
 
@@ -226,7 +233,7 @@ import Testing
         #expect(Self.status(dir) == 0, "\(log)")
         #expect(log.components(separatedBy: "swap at ").count == 4, "three swaps: \(log)")
         let out = dir.path("out.mov")
-        let frames = try Self.checkFile(out, seconds: 4.5, small: true)
+        let frames = try Self.checkFile(out, seconds: try Self.takeSeconds(dir), small: true)
         let cells = try Decode.thumbnails(out, side: 16)
         #expect(cells.count == frames)
         var wrong: [Int] = [], sides: [String] = []
