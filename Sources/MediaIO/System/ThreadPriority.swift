@@ -74,30 +74,14 @@ public enum ThreadPriority {
         return currentNiceness >= level || set(level)
     }
 
-    /// How far above the process's level an intermediate's encoder runs (and the thread that
-    /// feeds it) where that is permitted: what it cannot take is skipped, so it must keep up
-    /// beside other programs, yet below the picture's threads, which share the CPUs with it.
-    /// Beside two busy loops on two CPUs, a 10 s take through the intermediate: at the
-    /// process's level x264 fell behind (20 slots skipped, composing p99 12.7 ms); at the
-    /// picture's level none was skipped but composing's p99 was 18.9-28.4 ms.
-    public static let intermediateRaise: Int32 = 3
-    static var intermediateLevel: Int32 { max(-20, processNiceness - intermediateRaise) }
-
     /// Puts the calling thread at the picture's level, or as near it as it is permitted;
     /// true when it is above the process's level.
     @discardableResult
-    public static func raiseCurrentThreadForPictures() -> Bool { raiseCurrentThread(to: pictureLevel) }
-
-    /// Puts the calling thread at an intermediate's encoder's level (`intermediateRaise`), or
-    /// as near it as it is permitted; x264's threads, started from it, inherit it.
-    @discardableResult
-    public static func raiseCurrentThreadForIntermediate() -> Bool { raiseCurrentThread(to: intermediateLevel) }
-
-    private static func raiseCurrentThread(to level: Int32) -> Bool {
-        if currentNiceness <= level || set(level) { return true }
+    public static func raiseCurrentThreadForPictures() -> Bool {
+        if currentNiceness <= pictureLevel || set(pictureLevel) { return true }
         // Part of the way is better than none.
         guard let floor = rlimitFloor else { return false }
-        return floor < processNiceness && floor > level && set(floor)
+        return floor < processNiceness && floor > pictureLevel && set(floor)
     }
 
     /// Puts the calling thread back at the process's level (always permitted from above it).

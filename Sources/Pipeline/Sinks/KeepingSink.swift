@@ -108,10 +108,6 @@ final class KeepingSink: Sink {
     /// goes to the intermediate first, so the take's file ends at once, not after a backlog
     /// its low priority would take long over on a busy machine.
     private func switchToIntermediate(at slot: Int) throws(MediaError) {
-        // From here this thread and the intermediate's encoder (its threads start from this
-        // one and inherit its level) are all that stands between the picture and a skipped
-        // slot, so they run above other programs (`ThreadPriority.intermediateRaise`).
-        ThreadPriority.raiseCurrentThreadForIntermediate()
         let handedBack = worker.detach()
         let from = handedBack.lazy.compactMap { item -> Int? in
             if case let .picture(_, index) = item { return Int(index) }
