@@ -50,14 +50,26 @@ public final class VirtualCamera: @unchecked Sendable {
 
     public func offer(_ picture: I420View) {
         guard picture.size == device.size else { return }
-        let spare = ready.withLock { queued in queued.closing == nil ? free.popLast() : nil }
+        // A picture with no buffer to go in is skipped too, and counted: on an emulated VM whose
+        // writer lagged, 5 of 112 pictures went uncounted.
+        let spare = ready.withLock { queued -> Int? in
+            guard queued.closing == nil else { return nil }
+            if let spare = free.popLast() { return spare }
+            _skipped += 1
+            return nil
+        }
         guard let spare else { return }
         Self.pack(picture, into: buffers[spare])
         let offered = ready.offer(spare) { replaced in
             _skipped += replaced.count
             free += replaced
         }
-        if offered != .queued { ready.withLock { _ in free.append(spare) } }
+        if offered != .queued {
+            ready.withLock { _ in
+                free.append(spare)
+                if case .overflowed = offered { _skipped += 1 }
+            }
+        }
     }
 
     /// The three planes one after another, rows without padding: the I420 layout readers
@@ -95,7 +107,12 @@ public final class VirtualCamera: @unchecked Sendable {
 
     /// Stops writing (the device is closed with the object).
     public func stop() {
-        ready.close(.now)
+        // A picture still waiting is not written: skipped.
+        let unwritten = ready.close(.now)
+        ready.withLock { _ in
+            _skipped += unwritten.count
+            free += unwritten
+        }
         _ = thread?.join(timeout: 2)
         thread = nil
     }
