@@ -61,9 +61,12 @@ extension VividTests {
         let camera = try #require(summary["virtual_camera"] as? [String: Any], "\(summary)")
         #expect(summary["output"] as? String == "none" && summary["frames"] as? Int == 360, "\(summary)")
         // No file, so no encoder to skip for: every slot composed, written or counted as skipped.
+        // A slot whose camera had no new picture repeats the last one and is not composed (the
+        // emulated VM's cameras were late for 4 of 360 in one run).
         let written = try #require(camera["frames_written"] as? Int), skipped = try #require(camera["frames_skipped"] as? Int)
-        print("virtual camera alone: \(written) frames written, \(skipped) skipped, of 360")
-        #expect(camera["failure"] == nil && written > 0 && written + skipped >= 359, "\(camera)")
+        let repeated = try #require(summary["repeated_frames"] as? Int)
+        print("virtual camera alone: \(written) frames written, \(skipped) skipped, of 360 (\(repeated) repeated)")
+        #expect(camera["failure"] == nil && written > 0 && written + skipped >= 359 - repeated, "\(camera), \(repeated) repeated")
         let reference = dir.path("reference.mov")
         let composed = try dualcam(["compose", dir.path("back.mkv"), dir.path("front.mkv"), "--size", "640x360", "--codec", "h264",
                                     "--crf", "0", "-o", reference])
