@@ -174,13 +174,11 @@ case $name in
     # it converts only the columns the inset reads. Swapped six times, 0.6 s apart from 1 s
     # in: whether the camera leaving the full frame sends a picture before the other one
     # does is a race, lost about half the time (when a picture made for the inset was shown,
-    # a run showed it in one swap of two). 9 s: in the emulated VM a signal sent 1 s after
-    # the start line showed at 2.6 s of the take, the sixth after 5.5 s (past the end of the
-    # 5.5 s take this scenario once recorded, whose last two swaps were then never made).
-    # Each signal is sent once the swap before it is in the log: on a fresh machine of this
-    # kind the emulated VM took a signal 2.5 s after it was sent, and signals sent meanwhile
-    # were one (a pending signal is not queued twice). The take ends on SIGINT once all six
-    # are made; --duration only bounds it.
+    # a run showed it in one swap of two). Each signal is sent once the swap before it is in
+    # the log: the emulated VM took a signal up to 2.5 s after it was sent (a fixed 9 s take
+    # once ended before its last swaps), and signals sent meanwhile were one (a pending signal
+    # is not queued twice). The take ends on SIGINT once all six are made; --duration only
+    # bounds it.
     record --duration 60 --canvas 640x360 --inset 96x72 --margin 8 --video-encoder mpeg4 -o "$out/out.mov" &
     recorder=$!
     recording_started
@@ -188,7 +186,7 @@ case $name in
     wait "$recorder" ;;
   two-side-by-side)
     # Side by side: each half is 320x360 of a 640x360 canvas, a picture the camera on the
-    # right converts in its middle columns only. Swapped three times, 0.8 s apart from 1 s.
+    # right converts in its middle columns only. Swapped three times, each 0.8 s after the last.
     # Encoded live, slots waiting up to 5 s: the emulated VM's intermediate (x264) fell behind
     # and skipped 184 of 324 slots, whole swaps' spans among them.
     record --duration 60 --canvas 640x360 --layout side-by-side --video-encoder mpeg4 --encode live --max-encoder-lag 5 \

@@ -64,12 +64,7 @@ public final class VirtualCamera: @unchecked Sendable {
             _skipped += replaced.count
             free += replaced
         }
-        if offered != .queued {
-            ready.withLock { _ in
-                free.append(spare)
-                if case .overflowed = offered { _skipped += 1 }
-            }
-        }
+        if offered != .queued { ready.withLock { _ in free.append(spare) } }
     }
 
     /// The three planes one after another, rows without padding: the I420 layout readers
@@ -108,8 +103,8 @@ public final class VirtualCamera: @unchecked Sendable {
     /// Stops writing (the device is closed with the object).
     public func stop() {
         // A picture still waiting is not written: skipped.
-        let unwritten = ready.close(.now)
-        ready.withLock { _ in
+        ready.withLock { queued in
+            let unwritten = queued.close(.now)
             _skipped += unwritten.count
             free += unwritten
         }
