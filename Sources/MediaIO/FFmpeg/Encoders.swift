@@ -107,9 +107,6 @@ public struct VideoEncoderSettings: Sendable {
     /// How the encoder spreads its work over the CPUs: chosen by `StagePlan` for this machine
     /// (and for a live recording, measured: `LiveEncoderChoice`).
     public var threading = EncoderThreading()
-    /// x264 tuned for latency (no lookahead, slices across threads): the intermediate a
-    /// recording falls back to hands each frame on at once.
-    public var lowLatency = false
     public init() {}
 
     /// The threads x265's pool starts (each lowers itself 10 below its creator): `pools=N`
@@ -169,7 +166,6 @@ public final class VideoEncoder: Encoder {
             o["x265-params"] = "log-level=none" + (settings.inOrder ? ":bframes=0:rc-lookahead=2" : "")
                 + settings.threading.x265Parameters
         }
-        if settings.encoder == "libx264" && settings.lowLatency { o["tune"] = "zerolatency" }
         return o
     }
 

@@ -63,9 +63,15 @@ public struct Intermediate: Sendable {
         return String(words[1].dropFirst(3))
     }
 
-    /// How it is encoded: fast enough on a busy two-core machine (12 ms a 1080p frame on one
-    /// thread, camera-like noise), fine enough that the final encoding loses nothing visible.
-    /// `threads`: x264's (0: its own choice, a thread and a half per CPU of the machine).
+    /// How it is encoded: fast, fine enough that the final encoding loses nothing visible. A
+    /// 1080p frame of camera-like noise takes one thread 12-33 ms (the busy take's noise, the
+    /// most), so on a busy two-core machine it needs about a CPU.
+    /// Frame threads, not x264's zero-latency slices: a frame's slices wait for each other, so
+    /// beside busy programs one descheduled slice holds the frame. Beside two busy loops on two
+    /// CPUs, 3 threads, 150 frames of 1080p noise (ffmpeg CLI): 5.5-6.0 s sliced, 4.3-4.6 s
+    /// with frame threads (25-27 fps against 33-35). The few frames they hold more (a thread
+    /// each) are within what a kill may lose (--max-encoder-lag).
+    /// `threads`: x264's (`StagePlan.intermediateThreads`; 0: x264's own choice).
     public static func encoding(for take: VideoEncoderSettings, threads: Int = 0) -> VideoEncoderSettings {
         var s = VideoEncoderSettings()
         s.threading = EncoderThreading(threads: threads)
@@ -75,7 +81,6 @@ public struct Intermediate: Sendable {
         s.preset = "ultrafast"
         s.crf = 17
         s.inOrder = true
-        s.lowLatency = true
         s.audioBitrate = take.audioBitrate
         return s
     }

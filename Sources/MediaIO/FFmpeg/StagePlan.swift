@@ -16,11 +16,13 @@ public struct StagePlan: Sendable, Equatable, Codable {
     public var encoder: EncoderThreading
     /// Live configurations worth measuring, fastest on an idle machine first (`record`).
     public var liveCandidates: [EncoderThreading]
-    /// x264's threads for the intermediate a recording falls back to: x264's own rule (a
-    /// thread and a half per CPU), over the CPUs allowed rather than the machine's. It runs at
-    /// the picture's priority beside whatever else runs: with one thread on two cores, beside
-    /// two busy loops, it fell behind a noisy 1080p camera (29 slots skipped in a take that
-    /// must keep every frame); with three, its share of the CPUs kept every frame.
+    /// x264's frame threads for the intermediate a recording falls back to: two per CPU
+    /// allowed (one on one), at most 16. It runs at the process's level beside whatever else
+    /// runs, and the kernel shares the CPUs by thread, so its thread count is its share beside
+    /// busy programs. Two cores, two busy loops, a noisy 1080p camera (the busy-take test):
+    /// one thread skipped 29 slots of a take that must keep every frame; three (x264's own
+    /// rule, a thread and a half per CPU) as zero-latency slices 20-92 in 4 runs, as frame
+    /// threads 0-24 in 3; four frame threads 0 in 3.
     public var intermediateThreads: Int
     /// The take's encoder after the stop: nothing else runs then, so the whole machine.
     public var afterStop: EncoderThreading
@@ -78,7 +80,7 @@ public struct StagePlan: Sendable, Equatable, Codable {
                          afterStop: EncoderThreading(threads: n, wavefront: candidates[0].wavefront))
     }
 
-    static func intermediateThreads(cpus n: Int) -> Int { min(16, n + n / 2) }
+    static func intermediateThreads(cpus n: Int) -> Int { n == 1 ? 1 : min(16, 2 * n) }
 
     /// x265's in-order configurations for a live take, over `cpus` threads, the one a
     /// recording takes unmeasured (`--skip-speed-check` with nothing remembered) first. The
@@ -117,8 +119,8 @@ public struct StagePlan: Sendable, Equatable, Codable {
                      + "pixels, two at least, at most half the CPUs beyond two)")
         lines.append("encoder \(name): \(encoder.text(for: name))")
         if intermediate {
-            lines.append("intermediate libx264: \(intermediateThreads) thread\(intermediateThreads == 1 ? "" : "s") (x264's own rule, a "
-                         + "thread and a half per CPU allowed, at most 16: it keeps its share beside other programs)")
+            lines.append("intermediate libx264: \(intermediateThreads) thread\(intermediateThreads == 1 ? "" : "s") (two per CPU allowed, "
+                         + "at most 16: the kernel shares CPUs by thread, so it keeps its share beside other programs)")
             let decoders = Self.decoderThreads(cpus: cpus.wholeCPUs)
             lines.append("the intermediate worked through during the take by \(name): as live, at the encoders' priority, "
                          + "its packets decoded on \(decoders) thread\(decoders == 1 ? "" : "s")")
