@@ -71,6 +71,19 @@ import Testing
         }
     }
 
+    /// A line about the take's encoder names the one that runs: `--video-encoder mpeg4` is
+    /// not "the HEVC encoder".
+    @Test func linesNameTheEncoderThatRuns() {
+        var settings = VideoEncoderSettings()
+        #expect(settings.encoderDisplayName == "HEVC")
+        settings.encoder = "mpeg4"
+        #expect(settings.encoderDisplayName == "mpeg4")
+        settings.codec = .h264
+        #expect(settings.encoderDisplayName == "H.264")
+        settings.encoder = "h264_nvenc"
+        #expect(settings.encoderDisplayName == "h264_nvenc")
+    }
+
     /// `taskset -c 3,7` on a 16-CPU machine: two CPUs, planned as two.
     @Test func anAffinityMaskOfTwoOfSixteen() {
         let cpus = CPUAllowance(online: 16, allowed: [3, 7])

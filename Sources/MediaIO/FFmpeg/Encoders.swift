@@ -88,6 +88,9 @@ public struct VideoEncoderSettings: Sendable {
         didSet { encoder = codec.softwareEncoder }
     }
     public var encoder = "libx265"
+    /// What a line names the encoder: the codec where its own software encoder makes it
+    /// ("the HEVC encoder"), else the encoder given (`--video-encoder mpeg4`, NVENC).
+    public var encoderDisplayName: String { encoder == codec.softwareEncoder ? codec.displayName : encoder }
     public var size = PiPLayout.defaultCanvas
     public var framesPerSecond: Int32 = 30
     public var preset = "ultrafast"

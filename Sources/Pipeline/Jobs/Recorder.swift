@@ -234,7 +234,7 @@ package final class Recorder: Sendable {
         // Named as the take is (a folder given, a folder shown), as every other line names it.
         let name = Intermediate.path(for: file)
         if plan.encode == .after {
-            event("every frame goes to \(name) (H.264), encoded to \(plan.video.codec.displayName) after the stop (--encode after)")
+            event("every frame goes to \(name) (H.264), encoded to \(plan.video.encoderDisplayName) after the stop (--encode after)")
         } else {
             let fps = Double(plan.video.framesPerSecond)
             // The frames it had not taken when it was found behind go there too: "at 0.67 s ...
@@ -242,7 +242,7 @@ package final class Recorder: Sendable {
             let waiting = first < slot ? ", the frames it had not taken yet included" : ""
             event(String(format: "at %.2f s the %@ encoder fell behind real time: the take goes on in %@ from %.2f s%@ (H.264, "
                          + "every frame kept); the encoder works through it as fast as it can, and what it has not reached when "
-                         + "the take stops is encoded after the stop", Double(slot) / fps, plan.video.codec.displayName, name,
+                         + "the take stops is encoded after the stop", Double(slot) / fps, plan.video.encoderDisplayName, name,
                          Double(first) / fps, waiting))
         }
     }
