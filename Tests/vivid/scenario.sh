@@ -146,16 +146,19 @@ case $name in
   virtual-camera)
     # The composed picture of two files written to a v4l2loopback device while ffmpeg reads
     # it as a camera: one reader for 30 frames, none for a second, another for 30 frames.
-    # ffmpeg takes 5-6 s to start in the emulated VM, hence the long recording.
+    # ffmpeg takes 5-6 s to start in the emulated VM: the take ends on SIGINT once the second
+    # reader is done (a fixed 16 s once ended 3 frames before it), --duration only bounds it.
+    # Encoded live, slots waiting up to 5 s: the emulated VM's intermediate skipped 270 of 480.
     modprobe -d "$VIVID_VM_MODDIR" videodev
     insmod "$LOOPBACK_KO" devices=1 video_nr=5 exclusive_caps=1 card_label=DualCam
-    record --duration 16 --canvas 640x360 --video-encoder mpeg4 --bitrate 8M --audio none \
-      --back "$out/back.mkv" --front "$out/front.mkv" --virtual-camera /dev/video5 -o "$out/out.mov" &
+    record --duration 60 --canvas 640x360 --video-encoder mpeg4 --bitrate 8M --encode live --max-encoder-lag 5 \
+      --audio none --back "$out/back.mkv" --front "$out/front.mkv" --virtual-camera /dev/video5 -o "$out/out.mov" &
     recorder=$!
     recording_started
     read_camera reader1
     sleep 1
     read_camera reader2
+    kill -INT "$(pgrep -x "$(basename "$DUALCAM")")"
     wait "$recorder" ;;
   virtual-camera-only)
     # -o none: the composed picture goes to the virtual camera alone, and no file is written
@@ -265,8 +268,10 @@ case $name in
     unplugged_during /dev/video0 1 forever --duration 4 ;;
   back-fatal-error)
     # Real time matters here (the picture must change mid-file): a 640x360 MPEG-4 canvas,
-    # as the emulated VM cannot encode 1080p HEVC at more than 1.6 fps.
-    record --duration 6 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" &
+    # as the emulated VM cannot encode 1080p HEVC at more than 1.6 fps, encoded live with
+    # slots waiting up to 5 s: when its encoder once fell behind at the start, the
+    # intermediate skipped every slot from 1.6 s to 4.2 s, the whole time the back was out.
+    record --duration 6 --canvas 640x360 --video-encoder mpeg4 --encode live --max-encoder-lag 5 -o "$out/out.mov" &
     pid=$!
     # 2 s into the recording, the back camera's stream breaks (every DQBUF fails with EIO).
     recording_started
