@@ -29,6 +29,10 @@ struct Finish: ParsableCommand {
     var output: String?
     @Flag(help: "Replace OUT if it exists.") var overwrite = false
 
+    func validate() throws {
+        if let output { try OutputName.validate(output) }
+    }
+
     func run() throws {
         FFmpegLog.setVerbose(false)
         // Until the finished file takes its name it has none (an unnamed file): a stop leaves

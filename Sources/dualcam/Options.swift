@@ -279,6 +279,16 @@ struct EncodingOptions: ParsableArguments {
     }
 
     var metadata: MovWriter.Metadata { format.metadata(metadataOptions) }
+
+    func validate() throws { try OutputName.validate(output) }
+}
+
+/// OUT's name checked before any work: a wrong one is a usage error (exit 64), as a wrong
+/// --size is, not a failure found once inputs were opened.
+enum OutputName {
+    static func validate(_ output: String) throws {
+        if let problem = OutputPath.nameProblem(output) { throw ValidationError("\(problem.shownPath): cannot write: \(problem.reason)") }
+    }
 }
 
 /// What the file says about the recording besides its creation time.

@@ -99,6 +99,7 @@ struct Record: ParsableCommand {
         if let pixelFormat, CameraPixelFormat.named(pixelFormat) == nil {
             throw ValidationError("--pixel-format must be \(RecordCameraOptions.pixelFormatNames)")
         }
+        if let output, output != "none" { try OutputName.validate(output) }
         _ = try outputLayout()
         _ = try Self.controlsByRole(controls)
         guard maxEncoderLag.isFinite, (0.1...60).contains(maxEncoderLag) else {

@@ -45,6 +45,30 @@ import Testing
                 "\(duration.stderr)")
     }
 
+    /// OUT's name is checked before any work, by every command that writes one: standard
+    /// output, another container's extension and a folder are usage errors, exit 64 with the
+    /// reason on the first line, as a wrong --size is (`-o out.avi` was exit 1, found once the
+    /// inputs were open), and nothing is written.
+    @Test(.timeLimit(.minutes(1)))
+    func aNameThatCannotBeOUTIsAUsageError() throws {
+        let dir = try TempDir()
+        let inputs = [Reference.back, Reference.front]
+        let cases: [(args: [String], says: String)] = [
+            (["compose"] + inputs + ["-o", "-"], "-: cannot write: standard output is not written to: name a file (-o OUT.mov)"),
+            (["compose"] + inputs + ["-o", dir.path("out.avi")], "out.avi: cannot write: the name must end in .mov or .mp4"),
+            (["compose"] + inputs + ["-o", dir.url.path], "cannot write: is a directory"),
+            (["record", "--back", Reference.back, "--duration", "1", "-o", dir.path("take.avi")], "take.avi: cannot write: the name must end in"),
+            (["relayout", dir.path("take.mov"), "-o", dir.path("laid-out.mkv")], "laid-out.mkv: cannot write: the name must end in"),
+            (["finish", dir.path("take.mov"), "-o", dir.path("finished.webm")], "finished.webm: cannot write: the name must end in"),
+        ]
+        for (args, says) in cases {
+            let r = try dualcam(args)
+            #expect(r.status == 64 && r.stderrLines.first?.hasPrefix("dualcam: ") == true && r.stderrLines.first?.contains(says) == true,
+                    "\(args): \(r.status) \(r.stderr)")
+        }
+        #expect(dir.contents.isEmpty, "written: \(dir.contents)")
+    }
+
     /// A plan fails where the recording would (a file that is no video: it printed the file's
     /// name as a source, exit 0), and a HOME that does not exist (a service account's
     /// /nonexistent) is not made to remember the encoder's measurement in (as root it was).

@@ -33,14 +33,7 @@ public enum OutputPath {
     /// not the file another dualcam is writing; not one of `inputs` (it would be replaced by
     /// what is made from it).
     public static func check(_ path: String, overwrite: Bool, inputs: [String] = []) throws(MediaError) {
-        if path == "-" {
-            throw .cannotWrite(path: path, reason: "standard output is not written to: name a file (-o OUT.mov)")
-        }
-        guard !path.isEmpty else { throw .cannotWrite(path: "''", reason: "the output needs a name (-o OUT.mov)") }
-        if let st = entry(path), (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotWrite(path: path, reason: "is a directory") }
-        guard container(of: path) != nil else {
-            throw .cannotWrite(path: path, reason: "the name must end in \(extensionList) (the container follows it)")
-        }
+        if let problem = nameProblem(path) { throw .cannotWrite(path: problem.shownPath, reason: problem.reason) }
         let folder = DurableFile.folder(of: path)
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
@@ -55,6 +48,16 @@ public enum OutputPath {
                 throw .cannotWrite(path: path, reason: RecordingLock.heldReason)
             }
         }
+    }
+
+    /// What is wrong with OUT's name itself, whatever the disk holds but a folder by that name:
+    /// what a command refuses before any work (`validate`), as a usage error.
+    public static func nameProblem(_ path: String) -> (shownPath: String, reason: String)? {
+        if path == "-" { return (path, "standard output is not written to: name a file (-o OUT.mov)") }
+        guard !path.isEmpty else { return ("''", "the output needs a name (-o OUT.mov)") }
+        if let st = entry(path), (st.st_mode & S_IFMT) == S_IFDIR { return (path, "is a directory") }
+        guard container(of: path) != nil else { return (path, "the name must end in \(extensionList) (the container follows it)") }
+        return nil
     }
 
     /// Refuses `path` when it is one of `inputs` (or a file their playlists name), under any
