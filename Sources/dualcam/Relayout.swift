@@ -128,6 +128,6 @@ struct Relayout: ParsableCommand {
         // Not through a link: it could lead anywhere, outside the take's folder too.
         guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size < 1 << 20,
               let data = FileManager.default.contents(atPath: path) else { return nil }
-        return try? JSONDecoder().decode(IsoSidecar.self, from: data)
+        return try? IsoSidecar.decoded(from: data)
     }
 }

@@ -219,9 +219,9 @@ import Testing
         let sidecar = IsoFiles.sidecar(for: take)
         // The take's own sidecar, its swaps changed (another take's is not read at all).
         let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sidecar))) as? [String: Any]
-        let takeID = try #require(written?["takeID"] as? String)
+        let takeID = try #require(written?["take_id"] as? String)
         for swaps in ["[-5, 1e308]", "[2.0, 1.0]"] {
-            try #"{"cameras":{"back":"take.back.mov","front":"take.front.mov"},"startsSwapped":false,"swaps":\#(swaps),"take":"take.mov","takeID":"\#(takeID)"}"#
+            try #"{"schema":"dualcam.iso/1","version":"0.9.0","cameras":{"back":"take.back.mov","front":"take.front.mov"},"starts_swapped":false,"swaps":\#(swaps),"take":"take.mov","take_id":"\#(takeID)"}"#
                 .write(toFile: sidecar, atomically: true, encoding: .utf8)
             let out = dir.path("re.mov")
             let re = try dualcam(["relayout", take, "-o", out, "--overwrite", "--size", "320x180"])

@@ -28,6 +28,7 @@ extension RecordTests {
                                    as? [String: Any])
         let swaps = try #require(sidecar["swaps"] as? [Double])
         #expect(swaps.count == 1 && swaps[0] > 0.5 && swaps[0] < 2.5, "\(sidecar)")
+        try CommandLineTests.expectValid("iso", [dir.path("take.dualcam.json")])
         for (file, size) in [(isoBack, (640, 360)), (isoFront, (1280, 720))] {
             let v = try #require(try Probe(file).stream("video"))
             #expect(v["codec_name"] as? String == "h264" && v["width"] as? Int == size.0 && v["height"] as? Int == size.1, "\(v)")
@@ -130,7 +131,7 @@ extension RecordTests {
         #expect(first.hasPrefix("dualcam-take id="))
         for camera in ["take.back.mov", "take.front.mov"] { #expect(try identity(dir.path(camera)) == first, "\(camera)") }
         let sidecar = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("take.dualcam.json")))) as? [String: Any]
-        #expect("dualcam-take id=" + (sidecar?["takeID"] as? String ?? "") == first, "\(sidecar ?? [:])")
+        #expect("dualcam-take id=" + (sidecar?["take_id"] as? String ?? "") == first, "\(sidecar ?? [:])")
 
         let plain = try dualcam(["record", "--overwrite"] + common)
         try #require(plain.status == 0, "\(plain.stderr)")

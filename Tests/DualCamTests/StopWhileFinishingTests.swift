@@ -68,7 +68,7 @@ extension CrashSafetyTests {
         let stop = try #require(r.stderrLines.first { $0.contains("the cameras' own files stop here, the take goes on") }, "\(r.stderr)")
         #expect(try Self.decoded(take).frames == 240, "\(stop)")
         let sidecar = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: mountPoint + "/t.dualcam.json"))) as? [String: Any]
-        let stoppedAt = try #require(sidecar?["stoppedAt"] as? Double, "\(sidecar ?? [:])")
+        let stoppedAt = try #require(sidecar?["stopped_at"] as? Double, "\(sidecar ?? [:])")
         #expect(stoppedAt > 0 && stoppedAt < 8)
         for camera in ["t.back.mov", "t.front.mov"] {
             let seconds = try #require(Probe.number(try Probe(mountPoint + "/" + camera).format["duration"]))
