@@ -31,6 +31,26 @@ EXIT_CODES = [
             "file is removed); 128+N for signal N, 143 for SIGTERM."),
 ]
 
+# What the programs read from the environment (grep the sources for environment[ when one
+# is added): every page lists them.
+ENVIRONMENT = [
+    ("HOME", "Where ~/.config and ~/.cache are, when XDG_CONFIG_HOME and XDG_CACHE_HOME are unset; a take "
+             "whose name and folder are both removed while recording, and which cannot be written in the working folder, is "
+             "rescued there."),
+    ("XDG_CONFIG_HOME", "Holds dualcam/controls.json, the camera controls saved with dualcam controls --save."),
+    ("XDG_CACHE_HOME", "Holds dualcam/live-encoder.json, the live encoder's speed as measured on this machine "
+                       "(an absolute path; a relative one is ignored)."),
+    ("DISPLAY, WAYLAND_DISPLAY", "The display --preview and --review open their window on; with neither, one line says "
+                                 "so and the recording goes on."),
+    ("PULSE_SERVER, XDG_RUNTIME_DIR", "Where a sound server (PipeWire or PulseAudio) answers: the microphone is taken "
+                                      "through it when one does, else from ALSA directly."),
+    ("PATH", "Where the sound server's programs are looked for."),
+    ("TERM", "dumb: no progress line redrawn in place on stderr."),
+    ("NAME (record --stream env:NAME)", "The streaming URL, read from the environment so that its key is not in the "
+                                        "command line other users can see."),
+    ("DUALCAM_COMMIT, GITHUB_SHA, CI_COMMIT_SHA", "dualcam-bench: the commit a report names."),
+]
+
 # Each --json output: its schema name, the file describing it, and an example line.
 JSON_OUTPUTS = {
     "compose": "compose", "relayout": "compose", "record": "record", "devices": "devices",
@@ -132,6 +152,13 @@ def synopsis(command, name):
     return " ".join(parts)
 
 
+def environment():
+    out = [".SH ENVIRONMENT"]
+    for name, meaning in ENVIRONMENT:
+        out += [".TP", f"\\fB{roff(name)}\\fR", roff(meaning)]
+    return out
+
+
 def exit_status():
     out = [".SH EXIT STATUS"]
     for code, meaning in EXIT_CODES:
@@ -190,6 +217,7 @@ def page(command, name, title, date, version, examples_dir, json_kind=None, comm
         out.append(".SH EXAMPLES")
         for title_line, lines in examples:
             out += [".PP", roff(title_line), ".PP", ".nf", ".RS 4", roff("\n".join(lines)), ".RE", ".fi"]
+    out += environment()
     out += exit_status()
     if json_kind:
         out += json_section(json_kind, examples_dir)

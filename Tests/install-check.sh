@@ -14,14 +14,18 @@ bash Scripts/install.sh "$prefix" >/dev/null
   || { echo "install-check: dualcam bench does not run the installed harness" >&2; exit 1; }
 harness=$( (nm -C "$prefix/bin/dualcam"; ldd "$prefix/bin/dualcam") | grep -Ei 'valgrind|callgrind|perf_event|Benchmarking|PerfInstructions|LatencyBench|PathBench|BaselineGate' | head -3 || true)
 [ -z "$harness" ] || { echo "install-check: the dualcam binary carries the benchmark harness: $harness" >&2; exit 1; }
-# Every page renders through man, by name, from the installed folder, with its EXAMPLES and
-# an EXIT STATUS naming every code the programs exit with.
+# Every page renders through man, by name, from the installed folder, with its EXAMPLES, the
+# environment it reads and an EXIT STATUS naming every code the programs exit with.
 export MANPATH="$prefix/share/man"
 for name in dualcam dualcam-compose dualcam-record dualcam-relayout dualcam-finish dualcam-devices dualcam-controls dualcam-bench; do
   page=$(MANWIDTH=200 man "$name" 2>/dev/null | sed "s/.\x08//g")
   [ -n "$page" ] || { echo "install-check: man $name shows nothing" >&2; exit 1; }
-  for want in EXAMPLES "EXIT STATUS" "SEE ALSO"; do
+  for want in EXAMPLES ENVIRONMENT "EXIT STATUS" "SEE ALSO"; do
     grep -q "^$want" <<<"$page" || { echo "install-check: man $name has no $want section" >&2; exit 1; }
+  done
+  environment=$(sed -n '/^ENVIRONMENT/,/^EXIT STATUS/p' <<<"$page")
+  for variable in HOME XDG_CONFIG_HOME XDG_CACHE_HOME WAYLAND_DISPLAY; do
+    grep -q "$variable" <<<"$environment" || { echo "install-check: man $name: ENVIRONMENT lacks $variable" >&2; exit 1; }
   done
   status=$(sed -n '/^EXIT STATUS/,/^[A-Z]/p' <<<"$page")
   for code in 0 1 2 64 130; do
@@ -68,4 +72,4 @@ for shell in zsh fish; do
   f=$(ls "$prefix"/share/*/*/*dualcam* | grep -F "$shell" || true)
   [ -s "$f" ] || { echo "install-check: no $shell completions" >&2; exit 1; }
 done
-echo "install-check: binaries, 8 man pages (EXAMPLES, EXIT STATUS) and completions installed and working"
+echo "install-check: binaries, 8 man pages (EXAMPLES, ENVIRONMENT, EXIT STATUS) and completions installed and working"
