@@ -17,7 +17,7 @@ harness=$( (nm -C "$prefix/bin/dualcam"; ldd "$prefix/bin/dualcam") | grep -Ei '
 # Every page renders through man, by name, from the installed folder, with its EXAMPLES, the
 # environment it reads and an EXIT STATUS naming every code the programs exit with.
 export MANPATH="$prefix/share/man"
-for name in dualcam dualcam-compose dualcam-record dualcam-relayout dualcam-finish dualcam-devices dualcam-controls dualcam-bench; do
+for name in dualcam dualcam-compose dualcam-record dualcam-relayout dualcam-finish dualcam-batch dualcam-devices dualcam-controls dualcam-bench; do
   page=$(MANWIDTH=200 man "$name" 2>/dev/null | sed "s/.\x08//g")
   [ -n "$page" ] || { echo "install-check: man $name shows nothing" >&2; exit 1; }
   for want in EXAMPLES ENVIRONMENT "EXIT STATUS" "SEE ALSO"; do
@@ -72,4 +72,4 @@ for shell in zsh fish; do
   f=$(ls "$prefix"/share/*/*/*dualcam* | grep -F "$shell" || true)
   [ -s "$f" ] || { echo "install-check: no $shell completions" >&2; exit 1; }
 done
-echo "install-check: binaries, 8 man pages (EXAMPLES, ENVIRONMENT, EXIT STATUS) and completions installed and working"
+echo "install-check: binaries, 9 man pages (EXAMPLES, ENVIRONMENT, EXIT STATUS) and completions installed and working"

@@ -77,7 +77,7 @@ struct DualCam: ParsableCommand {
         commandName: "dualcam",
         abstract: "Picture-in-picture video from two cameras or two files.",
         version: "dualcam \(dualcamVersion) (\(LibraryVersions.ffmpeg))",
-        subcommands: [Compose.self, Record.self, Relayout.self, Finish.self, Devices.self, Controls.self, Doctor.self, BenchCommand.self])
+        subcommands: [Compose.self, Record.self, Relayout.self, Finish.self, Batch.self, Devices.self, Controls.self, Doctor.self, BenchCommand.self])
 }
 
 /// A failure as users and scripts see it: one line on stderr (`DualCam.main` prints it) and a

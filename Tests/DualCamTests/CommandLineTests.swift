@@ -240,7 +240,7 @@ import Testing
     func theDocumentedExamplesMatchTheirSchemas() throws {
         let folder = Env.repoRoot.appendingPathComponent("Docs/json")
         let examples = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".example.json") }
-        for kind in ["compose", "record", "devices", "controls", "bench", "doctor", "plan", "iso"] {
+        for kind in ["compose", "record", "devices", "controls", "bench", "doctor", "plan", "iso", "batch"] {
             let own = examples.filter { $0.hasPrefix(kind + ".") || $0.hasPrefix(kind + "-") }.map { folder.appendingPathComponent($0).path }
             #expect(!own.isEmpty, "no example for \(kind)")
             try Self.expectValid(kind, own)

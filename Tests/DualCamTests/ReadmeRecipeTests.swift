@@ -10,6 +10,6 @@ import Testing
         try Env.requireFFmpegTools()
         let runner = Env.repoRoot.appendingPathComponent("Tests/readme/recipes.py").path
         let r = try run("/usr/bin/env", ["python3", runner, "--dualcam", Env.dualcam, "--kind", "files"])
-        #expect(r.status == 0 && r.stdout.contains("recipes: 8 of 8 files recipes ran as written"), "\(r.stdout)\(r.stderr)")
+        #expect(r.status == 0 && r.stdout.contains("recipes: 9 of 9 files recipes ran as written"), "\(r.stdout)\(r.stderr)")
     }
 }

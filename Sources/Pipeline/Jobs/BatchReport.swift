@@ -1,0 +1,159 @@
+import Foundation
+import MediaIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a batch made of each row, and the rules that say a row is made already: each row's
+/// result is kept beside its output (OUT.batch.json), so that a rerun, another node of a job
+/// array or `--report-only` knows it without the run that made it.
+public struct BatchReport: Sendable {
+    public enum Status: String, Codable, Sendable {
+        /// Made now; made by an earlier run from the same inputs and options (not made again);
+        /// failed; stopped by a stop signal (its unfinished output removed); not run yet.
+        case done, skipped, failed, interrupted, notRun = "not_run"
+    }
+
+    public struct Outcome: Codable, Sendable, Equatable {
+        public var row: Int
+        public var back: String
+        public var front: String
+        public var output: String
+        public var status: Status
+        /// What the output is made from (`BatchManifest.Row.digest`).
+        public var digest: String
+        public var seconds: Double?
+        public var bytes: Int?
+        /// The output's length and frames, as compose's summary gave them.
+        public var duration: Double?
+        public var frames: Int?
+        /// The output's modification time when made: a file replaced since is not this row's.
+        public var madeAt: Double?
+        /// The one line compose failed with.
+        public var error: String?
+
+        enum CodingKeys: String, CodingKey {
+            case row, back, front, output, status, digest, seconds, bytes, duration, frames, error, madeAt = "made_at"
+        }
+
+        public init(_ row: BatchManifest.Row, digest: String, status: Status) {
+            self.row = row.index
+            back = row.back
+            front = row.front
+            output = row.output
+            self.status = status
+            self.digest = digest
+        }
+    }
+
+    public static let schema = "dualcam.batch/1", rowSchema = "dualcam.batch-row/1"
+
+    public let manifest: String
+    public let outcomes: [Outcome]
+
+    public init(manifest: String, outcomes: [Outcome]) {
+        self.manifest = manifest
+        self.outcomes = outcomes
+    }
+
+    public func count(_ status: Status) -> Int { outcomes.filter { $0.status == status }.count }
+    public var failed: Int { count(.failed) }
+    public var notRun: Int { count(.notRun) + count(.interrupted) }
+
+    /// OUT.batch.json: the row's result beside its output.
+    public static func resultPath(for output: String) -> String { output + ".batch.json" }
+
+    /// The row as an earlier run left it, when that run made it from the same inputs and
+    /// options and the output is still the file it made.
+    public static func alreadyMade(_ row: BatchManifest.Row, digest: String) -> Outcome? {
+        guard var kept = result(of: row), kept.status == .done || kept.status == .skipped, kept.digest == digest,
+              let st = OutputPath.entry(row.output), (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) == kept.bytes,
+              modificationTime(st) == kept.madeAt else { return nil }
+        kept.status = .skipped
+        return kept
+    }
+
+    /// For --report-only: what the row left, or not run (nothing there, or a result for other
+    /// inputs or options than the manifest's now).
+    public static func gathered(_ row: BatchManifest.Row, digest: String) -> Outcome {
+        if let made = alreadyMade(row, digest: digest) {
+            var done = made
+            done.status = .done
+            return done
+        }
+        guard let kept = result(of: row), kept.digest == digest, kept.status == .failed else {
+            return Outcome(row, digest: digest, status: .notRun)
+        }
+        return kept
+    }
+
+    /// Whether the file at the row's output was made by a batch (so it may be made again).
+    public static func madeByABatch(_ row: BatchManifest.Row) -> Bool { result(of: row) != nil }
+
+    private static func result(of row: BatchManifest.Row) -> Outcome? {
+        guard let data = FileManager.default.contents(atPath: resultPath(for: row.output)),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["schema"] as? String == rowSchema
+        else { return nil }
+        return try? JSONDecoder().decode(Outcome.self, from: data)
+    }
+
+    static func modificationTime(_ st: stat) -> Double { Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 }
+
+    /// Keeps `outcome` beside its output (with the output's size and time when it was made).
+    public static func keep(_ outcome: Outcome) {
+        var kept = outcome
+        if outcome.status == .done, let st = OutputPath.entry(outcome.output) {
+            kept.bytes = Int(st.st_size)
+            kept.madeAt = modificationTime(st)
+        }
+        guard let data = try? json(kept, schema: rowSchema) else { return }
+        let path = resultPath(for: outcome.output), temporary = path + ".\(getpid()).tmp"
+        if FileManager.default.createFile(atPath: temporary, contents: data), rename(temporary, path) != 0 { unlink(temporary) }
+    }
+
+    /// An object with `schema` and `version` and snake_case keys, as every JSON dualcam writes.
+    static func json<T: Encodable>(_ value: T, schema: String) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var object = try JSONSerialization.jsonObject(with: encoder.encode(value)) as? [String: Any] ?? [:]
+        object["schema"] = schema
+        object["version"] = dualcamVersion
+        return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    }
+
+    private struct Whole: Encodable {
+        let manifest: String
+        let rows: [Outcome]
+        let done: Int, skipped: Int, failed: Int, interrupted: Int
+        let notRun: Int
+        enum CodingKeys: String, CodingKey { case manifest, rows, done, skipped, failed, interrupted, notRun = "not_run" }
+    }
+
+    /// The report as --report writes it (Docs/json/batch.schema.json).
+    public func write(to path: String) throws {
+        let whole = Whole(manifest: manifest, rows: outcomes, done: count(.done), skipped: count(.skipped), failed: failed,
+                          interrupted: count(.interrupted), notRun: count(.notRun))
+        try Self.json(whole, schema: Self.schema).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// What is wrong with --report's name, before anything runs.
+    public static func nameProblem(_ path: String) -> String? {
+        guard PathName.pathExtension(path).lowercased() == "json" else { return "--report \(path): the name must end in .json" }
+        var isFolder: ObjCBool = false
+        let folder = PathName.folder(of: path)
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            return "--report \(path): folder \(folder) does not exist"
+        }
+        return nil
+    }
+
+    /// One screen: a line per row that was not made, then the counts.
+    public var summaryLines: [String] {
+        let notMade = outcomes.filter { $0.status != .done && $0.status != .skipped }.map { o in
+            "row \(o.row) \(o.status.rawValue.replacingOccurrences(of: "_", with: " ")): \(o.output)" + (o.error.map { ": \($0)" } ?? "")
+        }
+        let seconds = outcomes.filter { $0.status != .skipped }.compactMap(\.seconds).reduce(0, +)
+        return notMade + [String(format: "batch: %d rows: %d made, %d made before, %d failed, %d interrupted, %d not run (%.1f s of compositions)",
+                                 outcomes.count, count(.done), count(.skipped), failed, count(.interrupted), count(.notRun), seconds)]
+    }
+}
