@@ -28,4 +28,4 @@ for jobs in 1 2 4 planned; do
   median=$(tr ' ' '\n' <<<"${times[$jobs]}" | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   printf 'batch-jobs: %d rows, --jobs %s: median %.2f s of %d runs\n' "$rows" "$jobs" "$median" "$rounds"
 done
-echo "batch-jobs: $(nproc) CPUs here; the planner runs max(min(CPUs, 2), CPUs / 2) at a time"
+echo "batch-jobs: $(nproc) CPUs here; the planner runs two per CPU, at most 16 (memory allowing) at a time"

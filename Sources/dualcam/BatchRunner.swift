@@ -19,12 +19,15 @@ final class BatchRunner {
         self.force = force
     }
 
-    /// Compositions at a time when --jobs is not given: one per two CPUs allowed, two at least
-    /// where there are two. A composition's own stages keep about two CPUs busy (decoding,
-    /// composing and x265 overlap), and a second one fills what the first leaves idle while it
-    /// opens its files and encoder and drains at the end, the share of a short row that is
-    /// largest (Benchmarks/batch-jobs.sh).
-    static func plannedJobs(cpus: Int = CPUAllowance.current().wholeCPUs) -> Int { max(min(cpus, 2), cpus / 2) }
+    /// Compositions at a time when --jobs is not given: two per CPU allowed, at most 16, and no
+    /// more than a 512 MiB share of the memory each. One composition leaves its CPUs half idle
+    /// (the bundled 3 s clips at 1280x720 on two CPUs: 4.9-5.9 s of wall time for 2.8 s of CPU,
+    /// as it opens, waits between stages and drains): 12 such rows took 69.6 s one at a time,
+    /// 43.4 s two at a time and 32.8 s four at a time (Benchmarks/batch-jobs.sh, medians of 3).
+    static func plannedJobs(cpus: Int = CPUAllowance.current().wholeCPUs,
+                            memory: UInt64 = ProcessInfo.processInfo.physicalMemory) -> Int {
+        max(1, min(2 * cpus, 16, Int(memory / (512 << 20))))
+    }
 
     private struct Running {
         let row: BatchManifest.Row
