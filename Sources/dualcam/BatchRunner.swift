@@ -20,10 +20,10 @@ final class BatchRunner {
     }
 
     /// Compositions at a time when --jobs is not given: two per CPU allowed, at most 16, and no
-    /// more than a 512 MiB share of the memory each. One composition leaves its CPUs half idle
-    /// (the bundled 3 s clips at 1280x720 on two CPUs: 4.9-5.9 s of wall time for 2.8 s of CPU,
-    /// as it opens, waits between stages and drains): 12 such rows took 69.6 s one at a time,
-    /// 43.4 s two at a time and 32.8 s four at a time (Benchmarks/batch-jobs.sh, medians of 3).
+    /// more than a 512 MiB share of the memory each. A short composition leaves CPUs idle as it
+    /// opens its files and encoder and drains: 12 rows of the bundled 3 s clips at 1280x720 on
+    /// two idle CPUs took 21.3 and 18.6 s one at a time, 17.7 and 16.6 s two at a time, 14.6
+    /// and 15.5 s four at a time (Benchmarks/batch-jobs.sh, alternated).
     static func plannedJobs(cpus: Int = CPUAllowance.current().wholeCPUs,
                             memory: UInt64 = ProcessInfo.processInfo.physicalMemory) -> Int {
         max(1, min(2 * cpus, 16, Int(memory / (512 << 20))))

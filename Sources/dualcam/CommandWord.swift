@@ -13,7 +13,7 @@ enum CommandWord {
         usage: dualcam <command> [options]
           compose BACK FRONT -o OUT.mov     two video files into one picture-in-picture file
           record [--back DEV] [--front DEV] record two cameras (or files played as cameras)
-          relayout, finish, devices, controls, doctor, bench
+          batch, relayout, finish, devices, controls, doctor, bench
         dualcam <command> --help shows a command's options and examples; man dualcam the whole guide.
         """
 

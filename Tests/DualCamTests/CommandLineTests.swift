@@ -101,7 +101,7 @@ import Testing
         let helpOfNothing = try dualcam(["help", "compse"])
         #expect(helpOfNothing.status == 64 && helpOfNothing.stderr.contains("did you mean 'compose'?"), "\(helpOfNothing.stderr)")
         let far = try dualcam(["xyzzy"])
-        #expect(far.status == 64 && far.stderr.contains("one of compose, record, relayout, finish, devices, controls, doctor, bench"),
+        #expect(far.status == 64 && far.stderr.contains("one of compose, record, relayout, finish, batch, devices, controls, doctor, bench"),
                 "\(far.stderr)")
         #expect(!FileManager.default.fileExists(atPath: "c.mov"))
     }
