@@ -59,7 +59,7 @@ struct Batch: ParsableCommand {
         }
         let (found, problems) = BatchManifest.readAll(manifest)
         guard let read = found else { throw ValidationError(problems.joined(separator: "\n")) }
-        let refused = read.rows.filter { _ in parsingRows }.compactMap { row -> (Int, String)? in
+        let refused = (parsingRows ? read.rows : []).compactMap { row -> (Int, String)? in
             do { _ = try Compose.parse(row.composeArguments(defaults: defaults)); return nil } catch {
                 return (row.index, "\(manifest): row \(row.index): \(Compose.message(for: error))")
             }
