@@ -53,6 +53,11 @@ extension CrashSafetyTests {
     /// what the take needs, the cameras' files stop (said, and in the sidecar) and the take
     /// goes on to its end with every frame; relayout says where its pictures end. (They ran
     /// the disk full: the take stopped at 5.9 s with 25 holes, no sidecar, "about 3 minutes".)
+    /// The disk leaves no room for an intermediate, so the take is encoded live, and two CPUs
+    /// do not encode this noise in real time (the ffmpeg CLI alone, decoding, scaling to
+    /// 640x360 and x265 ultrafast: 9.6 s for its 8 s; the take fell 5 s behind at 6.3-7.7 s
+    /// and skipped 4-17 slots): what may wait for the encoder is the whole take, so a frame
+    /// missing is the disk's doing, the thing tested.
     @Test(.timeLimit(.minutes(2)))
     func onASmallDiskTheCamerasFilesStopFirst() throws {
         try Env.requireFFmpegTools()
@@ -61,7 +66,7 @@ extension CrashSafetyTests {
         defer { unmount(mountPoint) }
         let take = mountPoint + "/t.mov"
         let r = try dualcam(["record", "--back", try Self.camera(in: dir, seconds: 12, noisy: true), "--front", Reference.front, "--iso",
-                             "--audio", "none", "--duration", "8", "--size", "640x360", "--skip-speed-check", "--max-encoder-lag", "5",
+                             "--audio", "none", "--duration", "8", "--size", "640x360", "--skip-speed-check", "--max-encoder-lag", "30",
                              "-o", take])
         try #require(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("free for \(take) and the files beside it: under a minute"), "\(r.stderr)")
