@@ -377,6 +377,22 @@ extension RecordLoopVirtualTests {
         #expect(iso.taken.map(\.swapped) == Array(repeating: false, count: 29) + Array(repeating: true, count: 31))
     }
 
+    @Test func aSlotTheEncoderHasNoRoomForIsStillShownByTheOutputsThatShowPictures() throws {
+        let take = VirtualTake(encoderSecondsPerFrame: [1.0 / 15])
+        let window = WatchingOutput()
+        take.outputs = [window]
+        take.plan.duration = 4
+        Self.twoCameras(take)
+        let summary = try take.run()
+        // The file's slots are those of an encoder at half real time, one in two from slot 28;
+        // the window (or a virtual camera) is shown every picture, those the file skipped as
+        // not recorded (it was shown 74 of the 120 before).
+        #expect(take.indices == Array(0..<28) + Array(stride(from: 29, through: 119, by: 2)))
+        #expect(window.offered.map(\.main) == Self.backs(1..<121))
+        #expect(window.offered.filter(\.recording).map(\.main) == take.mains)
+        #expect(window.offered.filter { !$0.recording }.count == summary.encoderSkippedFrames)
+    }
+
     @Test func keepingEveryFrameASinkThatFallsBehindIsWaitedForUpToASecondOfSlots() throws {
         // The sink stands for a keeping sink that cannot take frames as they come (its
         // intermediate's disk stalled): 0.2 s a frame.

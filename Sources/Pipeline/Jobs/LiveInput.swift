@@ -15,8 +15,9 @@ final class LiveInput: SlotInput {
     private var startWait = StartWait()
     private var reporter = StatusReporter()
     private var startedAt = 0.0
-    /// Whether anything shows pictures while paused (else nothing is composed then).
-    private let showsWhilePaused: Bool
+    /// Whether an output shows pictures as they are made (the preview, the virtual camera):
+    /// composed for it while paused and where the file's encoder has no room, else not at all.
+    private let showsPictures: Bool
     private let keepsWholePictures: Bool
     /// The outputs that take the sources' own pictures (the ISO tracks): found once, not every slot.
     private let takers: [any LiveOutput]
@@ -30,7 +31,7 @@ final class LiveInput: SlotInput {
     init(recorder: Recorder, opened: Recorder.Opened) {
         self.recorder = recorder
         self.opened = opened
-        showsWhilePaused = opened.outputs.contains { $0.showsPictures }
+        showsPictures = opened.outputs.contains { $0.showsPictures }
         takers = opened.outputs.filter { $0.takesSourcePictures }
         keepsWholePictures = recorder.plan.outputs.contains { $0.needsWholePictures }
     }
@@ -70,7 +71,7 @@ final class LiveInput: SlotInput {
     private func pictureCame(_ frame: LiveFrame, _ loop: RecordLoop) -> Bool {
         if loop.timeline.pause.isPaused {
             guard let resumed = loop.timeline.resumes(withPictureAt: frame.timestamp) else {
-                if showsWhilePaused { _ = show(frame, slot: loop.timeline.clock.next, recording: false, loop) }
+                if showsPictures { _ = show(frame, slot: loop.timeline.clock.next, recording: false, loop) }
                 reportStatus(loop)
                 return true
             }
@@ -88,9 +89,16 @@ final class LiveInput: SlotInput {
         loop.counts.repeated += repeats.count + max(0, shows.count - 1)
         // A picture past the requested duration is not a drop.
         if repeats.isEmpty && shows.isEmpty && !loop.timeline.clock.isComplete { loop.counts.droppedBack += 1 }
+        var recorded = false
         for slot in shows where !loop.isSkipped(slot) {
             guard show(frame, slot: slot, recording: true, loop) else { return false }
+            recorded = true
         }
+        // A picture the file's encoder had no room for still goes to the outputs that show
+        // pictures: a viewer of the virtual camera or the preview does not see it freeze
+        // because the file is behind (in the emulated VM the encoder skipped 449 of 600 slots,
+        // and a reader of the virtual camera got 6 frames in 30 s).
+        if !recorded, showsPictures, let slot = shows.last { _ = show(frame, slot: slot, recording: false, loop) }
         // An OUT kept so far (--overwrite) is replaced once the take holds a picture.
         if let file = opened.encoding.file, file.pending != nil { file.claimIfReady() }
         reportStatus(loop)
