@@ -15,7 +15,10 @@ import Testing
         let dir = try TempDir()
         try prepare(dir)
         let devices = vividOptions.map { ["--vivid-opts", $0] } ?? ["--devices", "\(cameras)"]
-        let r = try run(vm, devices + ["--", script, name, dir.url.path], environment: environment.merging(["DUALCAM": Env.dualcam]) { $1 })
+        // The VM is stopped before the test's limit, so a scenario that hangs says where (once
+        // the harness killed it at the limit, and nothing of the VM's log came back).
+        let r = try run(vm, devices + ["--", script, name, dir.url.path],
+                        environment: environment.merging(["DUALCAM": Env.dualcam, "VIVID_VM_TIMEOUT": "540"]) { $1 })
         guard Env.canRun(r.status != 125, otherwise: "the vivid VM could not start: \(r.stderr.suffix(600))") else { return nil }
         try #require(r.status == 0, "scenario \(name) exited \(r.status): \(r.stderr.suffix(2000))")
         // Latency is counted from when a frame was captured, never from a stamp in the future.
@@ -355,8 +358,10 @@ import Testing
         #expect(text("brightness-after-replug.txt") == "brightness: 60\n", "after the replug: \(text("brightness-after-replug.txt"))")
     }
 
-    /// The front camera is unplugged 3 s into the recording and plugged back in 3 s later:
-    /// the back goes on alone meanwhile, and the front is back in the inset within 2 s.
+    /// The front camera is unplugged 3 s into the recording, and plugged back in 2 s after
+    /// record says it is lost: the back goes on alone meanwhile, the loss is noticed within
+    /// 2 s of the unplug, the camera found again within 2.5 s of the replug, and in the inset
+    /// within a second of being found.
     @Test func anUnpluggedCameraPluggedBackInReturnsToTheInset() throws {
         try Env.requireFFmpegTools()
         guard let dir = try Self.scenario("front-replugged", cameras: 2) else { return }
@@ -365,13 +370,31 @@ import Testing
         #expect(log.contains("/dev/video1 lost"), "\(log)")
         let back = try #require(Self.eventTime(log, "/dev/video1 is back"), "\(log)")
         let lost = try #require(Self.eventTime(log, "/dev/video1 lost"), "\(log)")
-        print(String(format: "front camera lost at %.2f s, back in the inset at %.2f s (plugged in at ~6 s)", lost, back))
-        // Held out for 3 s of wall time; then found within a rescan (0.5 s) and in the inset
-        // at its first frame. The emulated VM stalls now and then, so 2 s more is allowed.
-        #expect(lost > 2 && lost < 5 && back > lost + 2 && back < lost + 5, "\(log)")
+        // The VM's uptime at the unplug and the replug, and the monotonic times record saw the
+        // camera go and come back: one clock in a VM that never sleeps. Times in the take
+        // follow the script's only loosely: on a slow host the emulated VM ran its sleeps and
+        // process starts seconds late (a camera unplugged "3 s" in was lost at 6.9 s).
+        func uptime(_ name: String) throws -> Double {
+            try #require(Double((try? String(contentsOfFile: dir.path(name), encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""), "no \(name)")
+        }
+        func monotonic(_ text: String) throws -> Double {
+            let line = try #require(log.split(separator: "\n").first { $0.contains(text) }, "\(log)")
+            let end = try #require(line.range(of: " s on the monotonic clock"), "\(line)")
+            return try #require(Double(line[..<end.lowerBound].split(separator: " ").last ?? ""), "\(line)")
+        }
+        let unplugged = try uptime("unplugged-at"), plugged = try uptime("plugged-at")
+        let gone = try monotonic("/dev/video1: camera gone"), found = try monotonic("/dev/video1: camera back as")
+        print(String(format: "front camera unplugged at %.2f s of uptime, seen gone at %.2f s, plugged in at %.2f s, found at "
+                     + "%.2f s; in the take lost at %.2f s, back in the inset at %.2f s", unplugged, gone, plugged, found, lost, back))
+        #expect(gone >= unplugged && gone < unplugged + 2, "unplugged at \(unplugged) s, seen gone at \(gone) s")
+        // Found within a rescan (0.5 s) and an open; the emulated VM stalls now and then, so 2 s
+        // more is allowed. In the inset at its first frame.
+        #expect(found >= plugged && found < plugged + 2.5, "plugged in at \(plugged) s, found at \(found) s")
+        #expect(lost > 2 && back > lost + 2 && back < lost + (found - gone) + 1, "\(log)")
         let summary = try Self.summary(dir)
         #expect(summary["camera_reopened"] as? Int == 1)
-        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 10, small: true)
+        let frames = try Self.checkFile(dir.path("out.mov"), seconds: try Self.takeSeconds(dir), small: true)
         func corner(_ seconds: Double) throws -> (Int, Int, Int) {
             Self.smallInset(try Decode.frame(dir.path("out.mov"), atSeconds: seconds, pixelFormat: "rgb24"))
         }

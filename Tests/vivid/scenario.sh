@@ -35,24 +35,33 @@ said() { grep -q "$1" "$log" 2>/dev/null; }
 # (SIGINT). Signals are sent with kill, a builtin: a pkill took 0.4 s of the emulated VM's time.
 swaps_said() { [ "$(grep -c "swap at" "$log" 2>/dev/null)" -ge "$1" ]; }
 swap_each_after_the_last() {
-  local count=$1 gap=$2 dualcam_pid
-  dualcam_pid=$(pgrep -x "$(basename "$DUALCAM")")
+  local count=$1 gap=$2 pid
+  pid=$(dualcam_pid)
   sleep 1
   for n in $(seq "$count"); do
-    kill -USR1 "$dualcam_pid"
+    kill -USR1 "$pid"
     poll 600 swaps_said "$n" || break
     sleep "$gap"
   done
   sleep 1
-  kill -INT "$dualcam_pid"
+  kill -INT "$pid"
 }
 # Returns once dualcam has its first picture: the file starts there, and cameras can take a
 # second or more to deliver in the emulated VM.
 recording_started() { poll 300 said "recording to"; }
 record() { "$DUALCAM" record --capture 640x360 --json --skip-speed-check "$@" > "$out/summary.json" 2> "$log"; echo $? > "$out/status"; keep_log; }
+# The canvas the camera scenarios record: 640x360 MPEG-4 (the emulated VM encodes 1080p HEVC
+# at 1.6 fps), encoded live with slots waiting up to 5 s. Not through the intermediate: there
+# x264 and then the take's encoder working through it took the emulated VM's CPUs from the
+# cameras and the script (CI, two emulated CPUs on a slower host: a replugged camera lost 4 s
+# late and never back before the take's end, an inset missing from a 2 s take). These test
+# the cameras' side; the intermediate is tested on the host.
+small_live=(--canvas 640x360 --video-encoder mpeg4 --encode live --max-encoder-lag 5)
+# The recording dualcam, which `record ... &` runs in a subshell a signal to $! never reaches.
+dualcam_pid() { pgrep -x "$(basename "$DUALCAM")"; }
 # ffmpeg reading the virtual camera /dev/video5 as any program reads a webcam: 30 frames.
 read_camera() {
-  timeout 30 ffmpeg -nostdin -v error -f v4l2 -i /dev/video5 -frames:v 30 -fps_mode passthrough \
+  timeout 30 ffmpeg -nostdin -v error -f v4l2 -i /dev/video5 -frames:v 30 -fps_mode passthrough -enc_time_base:v -1 \
     -f rawvideo -pix_fmt yuv420p -y "$out/$1.yuv" 2>> "$out/readers.txt"
   echo "$1: exit $?" >> "$out/readers.txt"
 }
@@ -69,19 +78,32 @@ loopback_cameras() {
   for dev in /dev/video5 /dev/video6; do poll 300 captures "$dev"; done
 }
 # unplugged_during DEV AFTER FOR RECORD-ARGS...: a small-canvas recording (real time matters)
-# during which DEV is unplugged AFTER seconds in, and plugged back in FOR seconds later (or
-# never: "forever"). vivid brings an unplugged node back once every handle on it is
+# during which DEV is unplugged AFTER seconds in (the uptime just before in unplugged-at), and
+# plugged back in FOR seconds after dualcam says it is lost (or never: "forever"; the uptime
+# just before in plugged-at); then the
+# take ends on SIGINT 2 s after dualcam says it is back (--duration only bounds it): the
+# emulated VM's sleeps and process starts run late on a slow host, and a take of fixed length
+# once ended before the camera was back. vivid brings an unplugged node back once every handle on it is
 # closed, so this script holds one open for as long as the camera is to stay out.
 unplugged_during() {
   local dev=$1 after=$2 away=$3
   shift 3
-  record --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" "$@" &
+  record "${small_live[@]}" -o "$out/out.mov" "$@" &
   local pid=$!
   exec 3< "$dev"
   recording_started
   sleep "$after"
+  cut -d' ' -f1 /proc/uptime > "$out/unplugged-at"
   v4l2-ctl -d "$dev" --set-ctrl=disconnect=1
-  if [ "$away" != forever ]; then sleep "$away"; exec 3<&-; fi
+  if [ "$away" != forever ]; then
+    poll 300 said "$dev lost"
+    sleep "$away"
+    cut -d' ' -f1 /proc/uptime > "$out/plugged-at"
+    exec 3<&-
+    poll 300 said "$dev is back"
+    sleep 2
+    kill -INT "$(dualcam_pid)"
+  fi
   wait "$pid"
   exec 3<&-
 }
@@ -140,25 +162,28 @@ case $name in
     echo $? > "$out/status"
     keep_log
     kill "$tone" 2>/dev/null ;;
-  two-nv12) record --duration 3 --pixel-format NV12 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" ;;
-  two-uyvy) record --duration 3 --pixel-format UYVY --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" ;;
-  two-mplane) record --duration 3 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" ;;  # vivid started with multiplanar=2
+  two-nv12) record --duration 3 --pixel-format NV12 "${small_live[@]}" -o "$out/out.mov" ;;
+  two-uyvy) record --duration 3 --pixel-format UYVY "${small_live[@]}" -o "$out/out.mov" ;;
+  two-mplane) record --duration 3 "${small_live[@]}" -o "$out/out.mov" ;;  # vivid started with multiplanar=2
   virtual-camera)
     # The composed picture of two files written to a v4l2loopback device while ffmpeg reads
     # it as a camera: one reader for 30 frames, none for a second, another for 30 frames.
     # ffmpeg takes 5-6 s to start in the emulated VM: the take ends on SIGINT once the second
     # reader is done (a fixed 16 s once ended 3 frames before it), --duration only bounds it.
     # Encoded live, slots waiting up to 5 s: the emulated VM's intermediate skipped 270 of 480.
+    # The output's size, as -o none's scenario has it: the readers' frames are matched against
+    # compose's lossless composition of the same files, not against the take's frames, which
+    # the encoder may have dropped after the device was shown them.
     modprobe -d "$VIVID_VM_MODDIR" videodev
     insmod "$LOOPBACK_KO" devices=1 video_nr=5 exclusive_caps=1 card_label=DualCam
-    record --duration 60 --canvas 640x360 --video-encoder mpeg4 --bitrate 8M --encode live --max-encoder-lag 5 \
+    record --duration 60 --size 640x360 --video-encoder mpeg4 --encode live --max-encoder-lag 5 \
       --audio none --back "$out/back.mkv" --front "$out/front.mkv" --virtual-camera /dev/video5 -o "$out/out.mov" &
     recorder=$!
     recording_started
     read_camera reader1
     sleep 1
     read_camera reader2
-    kill -INT "$(pgrep -x "$(basename "$DUALCAM")")"
+    kill -INT "$(dualcam_pid)"
     wait "$recorder" ;;
   virtual-camera-only)
     # -o none: the composed picture goes to the virtual camera alone, and no file is written
@@ -182,7 +207,7 @@ case $name in
     # once ended before its last swaps), and signals sent meanwhile were one (a pending signal
     # is not queued twice). The take ends on SIGINT once all six are made; --duration only
     # bounds it.
-    record --duration 60 --canvas 640x360 --inset 96x72 --margin 8 --video-encoder mpeg4 -o "$out/out.mov" &
+    record --duration 60 "${small_live[@]}" --inset 96x72 --margin 8 -o "$out/out.mov" &
     recorder=$!
     recording_started
     swap_each_after_the_last 6 0.6
@@ -190,10 +215,9 @@ case $name in
   two-side-by-side)
     # Side by side: each half is 320x360 of a 640x360 canvas, a picture the camera on the
     # right converts in its middle columns only. Swapped three times, each 0.8 s after the last.
-    # Encoded live, slots waiting up to 5 s: the emulated VM's intermediate (x264) fell behind
-    # and skipped 184 of 324 slots, whole swaps' spans among them.
-    record --duration 60 --canvas 640x360 --layout side-by-side --video-encoder mpeg4 --encode live --max-encoder-lag 5 \
-      -o "$out/out.mov" &
+    # Live (small_live): the emulated VM's intermediate (x264) fell behind and skipped 184 of
+    # 324 slots, whole swaps' spans among them.
+    record --duration 60 "${small_live[@]}" --layout side-by-side -o "$out/out.mov" &
     recorder=$!
     recording_started
     swap_each_after_the_last 3 0.8
@@ -205,7 +229,7 @@ case $name in
   mjpeg-corrupt)
     # The back camera's stream has a damaged JPEG in every four (cut short, or garbled).
     loopback_cameras "$out/back.avi" "$out/front.avi"
-    record --duration 3 --canvas 640x360 --video-encoder mpeg4 --back /dev/video5 --front /dev/video6 -o "$out/out.mov" ;;
+    record --duration 3 "${small_live[@]}" --back /dev/video5 --front /dev/video6 -o "$out/out.mov" ;;
   controls)
     # Camera controls: devices lists them; --control sets them for one recording (a bad one
     # is a line, not a failure); saved ones are applied at the next open and after a replug.
@@ -241,8 +265,9 @@ case $name in
     echo $? > "$out/status"
     keep_log ;;
   front-replugged)
-    # 3 s into the recording the front camera is unplugged; 3 s later it is plugged back in.
-    unplugged_during /dev/video1 3 3 --duration 10 ;;
+    # 3 s into the recording the front camera is unplugged; 2 s after dualcam says it is
+    # lost, it is plugged back in.
+    unplugged_during /dev/video1 3 2 --duration 60 ;;
   single) record --duration 2 -o "$out/out.mov" ;;
   busy-and-locked-out)
     # Another program streams from the front camera: record says it is busy and goes on
@@ -250,7 +275,7 @@ case $name in
     v4l2-ctl -d /dev/video1 --stream-mmap --stream-count=300 >/dev/null 2>&1 &
     feeder=$!
     sleep 1
-    record --duration 2 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov"
+    record --duration 2 "${small_live[@]}" -o "$out/out.mov"
     kill "$feeder" 2>/dev/null; wait "$feeder" 2>/dev/null
     # A user outside the group the nodes belong to: no camera can be opened.
     chmod 600 /dev/video0 /dev/video1
@@ -261,17 +286,16 @@ case $name in
     # The back camera's next STREAMON fails (vivid answers EINVAL; a USB bus out of
     # bandwidth answers ENOSPC): record must go on with the next format and say so.
     v4l2-ctl -d /dev/video0 --set-ctrl=inject_vidioc_streamon_error=1
-    record --duration 2 --canvas 640x360 --video-encoder mpeg4 -o "$out/out.mov" ;;
+    record --duration 2 "${small_live[@]}" -o "$out/out.mov" ;;
   single-unplugged)
     # The only camera is unplugged 1 s in and never comes back: the recording must end
     # once its duration has passed, with what it has.
     unplugged_during /dev/video0 1 forever --duration 4 ;;
   back-fatal-error)
-    # Real time matters here (the picture must change mid-file): a 640x360 MPEG-4 canvas,
-    # as the emulated VM cannot encode 1080p HEVC at more than 1.6 fps, encoded live with
-    # slots waiting up to 5 s: when its encoder once fell behind at the start, the
-    # intermediate skipped every slot from 1.6 s to 4.2 s, the whole time the back was out.
-    record --duration 6 --canvas 640x360 --video-encoder mpeg4 --encode live --max-encoder-lag 5 -o "$out/out.mov" &
+    # Real time matters here (the picture must change mid-file), live (small_live): when its
+    # encoder once fell behind at the start, the intermediate skipped every slot from 1.6 s
+    # to 4.2 s, the whole time the back was out.
+    record --duration 6 "${small_live[@]}" -o "$out/out.mov" &
     pid=$!
     # 2 s into the recording, the back camera's stream breaks (every DQBUF fails with EIO).
     recording_started
