@@ -71,6 +71,8 @@ streams=$(ffprobe -v error -show_entries stream=codec_name,codec_tag_string,widt
 echo "debian13: /tmp/pip.mov: $(echo $streams)"
 echo "$streams" | grep -q "^hevc,hvc1,1920,1080" || { echo "debian13: not HEVC hvc1 1080p" >&2; exit 1; }
 echo "$streams" | grep -q "^aac," || { echo "debian13: no AAC track" >&2; exit 1; }
-swift test --skip-build --skip "RecordTests|VividTests|CrashSafetyTests|PreviewTests|TerminalTests|ReadmeRecipeTests"
+# Not the job array on a real Slurm either: test.sh runs it with the daemons of Debian 12; here
+# the question is FFmpeg 7.1.
+swift test --skip-build --skip "RecordTests|VividTests|CrashSafetyTests|PreviewTests|TerminalTests|ReadmeRecipeTests|sixRowsAsASlurmJobArray"
 '
 echo "debian13: build, compose and tests passed on Debian 13 with FFmpeg 7.1"

@@ -41,7 +41,11 @@ for sanitizer in thread address; do
   # JSON) and the README's recipes (the CI gate's, and real-time recordings).
   # LimitsTests' huge picture is judged by the peak memory of the dualcam refusing it, which a
   # sanitizer's shadow memory and allocator change; its sound half runs here.
-  skip='RecordTests|VividTests|CrashSafetyTests|PreviewTests|StyledInsetFileTests|TerminalTests|OutputChoicesTests|SyncTests|BenchGateTests|CommandLineTests|ReadmeRecipeTests|LimitsTests/aHugePictureIsRefusedWithoutDecodingIt'
+  # BatchTests: batch is one thread waiting on child processes, and each row is a `dualcam
+  # compose` of its own, whose threads ComposeTests run here; instrumented, their 40-odd
+  # compositions (2-3 minutes each test in the plain suite beside the rest) would only meet
+  # the suite's limit. The manifest's unit tests (BatchManifestTests) run.
+  skip='RecordTests|VividTests|CrashSafetyTests|PreviewTests|StyledInsetFileTests|TerminalTests|OutputChoicesTests|SyncTests|BenchGateTests|CommandLineTests|ReadmeRecipeTests|LimitsTests/aHugePictureIsRefusedWithoutDecodingIt|BatchTests'
   [ "$sanitizer" = thread ] && skip="$skip|$single_threaded|$same_threads_as_compose"
   # MistakeTests start records, relayouts and compositions of their own: under
   # AddressSanitizer, beside the rest in parallel, they held both cores long enough that
