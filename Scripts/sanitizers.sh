@@ -21,11 +21,29 @@ threaded='RecordTests/(durationIsKeptToTheFrame|sigusr1SwapsThePicturesMidRecord
 # runs the kernels and the content and error suites. Neither repeats the file-level tests
 # of options and output (styled inset, terminal, output choices, sync timelines), whose
 # paths the compose tests cover.
-single_threaded='DecodeScaleTests|FilterTableTests|FilterRatioPropertyTests|ResampleTests|ColorTests|RotationTests|LayoutTests|CropTests|SIMDExactnessTests|ColorSIMDTests|Lanes16Tests|CameraFormatTests|JPEGRangeTests|ToneMapTests|TenBitNarrowingTests|FormatNegotiationTests'
-same_threads_as_compose='ContentTests|ErrorTests|MistakeTests|HDRTests'
+# The styled inset's and the paths' kernel checks (every corner, place and size against the
+# scalar reference) are single-threaded too: under it they were 4 of its 11 minutes in CI
+# (2026-11-29), where threadedSIMDMatchesScalarReference runs the same kernels on threads.
+single_threaded='DecodeScaleTests|FilterTableTests|FilterRatioPropertyTests|ResampleTests|ColorTests|RotationTests|LayoutTests|CropTests|SIMDExactnessTests|ColorSIMDTests|Lanes16Tests|CameraFormatTests|JPEGRangeTests|ToneMapTests|TenBitNarrowingTests|FormatNegotiationTests|StyledInsetTests|CompositorPathsTests/(sideBySideSIMDMatchesScalarReference|anInsetPictureNeedsOnlyTheColumnsItsPlanReads)'
+# ComposeTests' 1080p compositions each take a minute instrumented, on the same threads
+# (decoders ahead, compositor bands, the encode stage, the sound path): the 960x540
+# side-by-side with its swaps and the in-place 1080p one run, ComposeEngineTests drive the
+# engine itself, and the file-level checks of the rest stay with the plain and address runs.
+same_threads_as_compose='ContentTests|ErrorTests|MistakeTests|HDRTests|ComposeTests/(namesWithColons|outputIsHEVC|durationFollows|creationTime|locationAndUpright|insetShowsFront|swapAtExchanges|rotatedClip)'
 for sanitizer in thread address; do
   scratch=.build-$sanitizer
-  echo "sanitizers: building with --sanitize=$sanitizer"
+  # AddressSanitizer's build is the AVX2 one (DUALCAM_X86_64_LEVEL=v3): every kernel of that
+  # build is checked against its scalar reference, with its bounds checked too, and CI builds
+  # the package once less. The default build's kernels are the plain suite's and bench.sh's.
+  if [ "$sanitizer" = address ]; then
+    if grep -qw avx2 /proc/cpuinfo; then
+      export DUALCAM_X86_64_LEVEL=v3
+    else
+      echo "sanitizers: NOT RUN: the AVX2 build's kernels (this CPU has no AVX2)"
+      [ "${DUALCAM_REQUIRE_ALL:-0}" = 1 ] && exit 1
+    fi
+  fi
+  echo "sanitizers: building with --sanitize=$sanitizer${DUALCAM_X86_64_LEVEL:+, x86-64-$DUALCAM_X86_64_LEVEL}"
   swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
   lap "$sanitizer: build"
   reports="$PWD/$scratch/sanitizer-reports"
@@ -60,6 +78,10 @@ for sanitizer in thread address; do
   [ "$sanitizer" = thread ] && filter="$filter|RecordTests/aStreamWhoseServerGoesAwayReconnectsAndTheFileIsWhole"
   swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel --filter "$filter"
   lap "$sanitizer: tests"
+  if [ "${DUALCAM_X86_64_LEVEL:-}" = v3 ]; then
+    "$scratch/debug/dualcam" bench --verify
+    echo "sanitizers: the AVX2 build's kernels exact"
+  fi
   # A report from a dualcam whose test did not look at its exit status fails the run too.
   if [ -n "$(ls -A "$reports")" ]; then echo "sanitizers: $sanitizer reported (the reports follow)"; exit 1; fi
 done
