@@ -271,9 +271,9 @@ import Testing
         guard let dir = try Self.scenario("single", cameras: 1) else { return }
         #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
         #expect(Self.stderr(dir).contains("single-camera mode"))
-        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 2)
+        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 2, small: true)
         let rgb = try Decode.frame(dir.path("out.mov"), index: frames - 5, pixelFormat: "rgb24")
-        #expect(Self.looks(Self.inset(rgb), like: .blue) && Self.looks(Self.full(rgb), like: .blue))
+        #expect(Self.looks(Self.smallInset(rgb), like: .blue) && Self.looks(Self.smallFull(rgb), like: .blue))
     }
 
     /// The two failures a user can mend, each with its mending: a camera another program

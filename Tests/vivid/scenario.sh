@@ -268,7 +268,9 @@ case $name in
     # 3 s into the recording the front camera is unplugged; 2 s after dualcam says it is
     # lost, it is plugged back in.
     unplugged_during /dev/video1 3 2 --duration 60 ;;
-  single) record --duration 2 -o "$out/out.mov" ;;
+  # One camera on the small canvas: mjpeg-two records the default 1080p HEVC from cameras,
+  # which the emulated VM takes a minute and a half to encode.
+  single) record --duration 2 "${small_live[@]}" -o "$out/out.mov" ;;
   busy-and-locked-out)
     # Another program streams from the front camera: record says it is busy and goes on
     # with the back alone.
