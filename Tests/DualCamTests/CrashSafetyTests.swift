@@ -294,8 +294,13 @@ import Testing
                 "status \(p.terminationStatus): \(String(decoding: said, as: UTF8.self).suffix(4000))\(watchdog.verdict("dualcam"))")
         try Self.expectRegularFaststart(out)
         let d = try Self.decoded(out)
+        let video = try #require(Probe.number(try Probe(out).stream("video")?["duration"]))
         #expect((45...81).contains(d.frames), "\(d.frames) frames for a 2 s recording")
-        #expect(abs(d.audioSeconds - Double(d.frames) / 30) < 0.1, "\(d.audioSeconds) s of sound, \(d.frames) frames")
+        // The sound against the picture track's length, not its frame count: a slot the live
+        // encoder skipped is time without a frame of its own (ThreadSanitizer, once: 51
+        // frames on a 1.9 s track, 1.92 s of sound). Where none is skipped the two are one.
+        #expect(d.frames <= Int((video * 30).rounded()), "\(d.frames) frames on a \(video) s track")
+        #expect(abs(d.audioSeconds - video) < 0.1, "\(d.audioSeconds) s of sound, \(d.frames) frames, picture track \(video) s")
         #expect(Set(dir.contents) == ["camera.mp4", "hup.mov"])
     }
 

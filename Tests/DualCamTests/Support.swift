@@ -12,6 +12,10 @@ enum Env {
 
     static func fixture(_ name: String) -> String { repoRoot.appendingPathComponent("Fixtures/\(name)").path }
 
+    /// Run by Scripts/sanitizers.sh: the dualcam under test is instrumented, several times
+    /// slower, and the question is its threads, not whether it keeps real time.
+    static let sanitized = ProcessInfo.processInfo.environment["DUALCAM_SANITIZED"] == "1"
+
     /// The `dualcam` built beside this test bundle (swift test builds every product).
     static let dualcam: String = {
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
