@@ -25,7 +25,10 @@ final class VirtualDisplay {
             defer { try? FileManager.default.removeItem(at: log) }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: xvfb)
-            process.arguments = [":\(number)", "-screen", "0", "1280x800x24", "-nolisten", "tcp"]
+            // -noreset: by default the server resets when its last client leaves, and drops a
+            // client that connected meanwhile (xorg/xserver#1102). A test's xdotool calls and
+            // each dualcam come and go: a second review found "x11 not available" (2026-11-29).
+            process.arguments = [":\(number)", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = try FileHandle(forWritingTo: log)
             try process.run()
