@@ -47,13 +47,7 @@ extension RecordTests {
         try Probe.expectPicturesOnTheirSlots(out)
         let (flashes, beeps) = try SyncTests.onsets(out)
         #expect(flashes.count == 17 && beeps.count == 17, "flashes \(flashes), beeps \(beeps)")
-        // Instrumented, a file played as a camera can hand over a picture a slot or two late,
-        // and it is shown where it came (ThreadSanitizer, once: a flash 67 ms after its beep):
-        // there the offsets are printed; the plain suite asserts them.
-        for (f, b) in zip(flashes, beeps) {
-            if Env.sanitized { if abs(b - f) > 1.0 / 30 + 0.005 { print("sanitized: file: beep at \(b) s, flash at \(f) s") } }
-            else { #expect(abs(b - f) <= 1.0 / 30 + 0.005, "file: beep at \(b) s, flash at \(f) s") }
-        }
+        SyncTests.expectPairsInSync(flashes, beeps, "file", sanitizedSays: true)
 
         // The stream after it came back: starts on a keyframe, decodes cleanly, in sync.
         let received = dir.path("second.ts")
@@ -71,10 +65,7 @@ extension RecordTests {
         let streamBeeps = decodedBeeps.map { $0 + audioStart - videoStart }
         print("stream after reconnecting: flashes \(streamFlashes), beeps \(streamBeeps)")
         #expect(streamFlashes.count >= 2 && streamFlashes.count == streamBeeps.count, "flashes \(streamFlashes), beeps \(streamBeeps)")
-        for (f, b) in zip(streamFlashes, streamBeeps) {
-            if Env.sanitized { if abs(b - f) > 1.0 / 30 + 0.005 { print("sanitized: stream: beep at \(b) s, flash at \(f) s") } }
-            else { #expect(abs(b - f) <= 1.0 / 30 + 0.005, "stream: beep at \(b) s, flash at \(f) s") }
-        }
+        SyncTests.expectPairsInSync(streamFlashes, streamBeeps, "stream", sanitizedSays: true)
     }
 
     /// `-o none --stream`: the recording encoded for the stream alone; what the listener
@@ -103,7 +94,7 @@ extension RecordTests {
         #expect(abs(video - 4) < 0.1, "\(video) s received")
         let (flashes, beeps) = try SyncTests.onsets(received)
         #expect(flashes.count == 5 && flashes.count == beeps.count, "flashes \(flashes), beeps \(beeps)")
-        for (f, b) in zip(flashes, beeps) { #expect(abs(b - f) <= 1.0 / 30 + 0.005, "beep at \(b) s, flash at \(f) s") }
+        SyncTests.expectPairsInSync(flashes, beeps)
     }
 
     /// A stream nothing answers: the take is recorded whole, and the summary says the stream

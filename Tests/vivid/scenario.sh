@@ -123,8 +123,8 @@ play_tone() {
   tone=$!
   poll 100 grep -q RUNNING "/proc/asound/Loopback/pcm$1p/sub0/status" 2>/dev/null
 }
-# Only single and the MJPEG pair record 1080p HEVC (about a minute each in the
-# emulated VM): the other format scenarios test the cameras' side on the small MPEG-4 canvas.
+# Only the MJPEG pair records 1080p HEVC (about two minutes in the emulated VM): the other
+# scenarios test the cameras' side on the small MPEG-4 canvas.
 case $name in
   readme)
     # The README's camera recipes, as written, against the two virtual webcams.
@@ -268,8 +268,6 @@ case $name in
     # 3 s into the recording the front camera is unplugged; 2 s after dualcam says it is
     # lost, it is plugged back in.
     unplugged_during /dev/video1 3 2 --duration 60 ;;
-  # One camera on the small canvas: mjpeg-two records the default 1080p HEVC from cameras,
-  # which the emulated VM takes a minute and a half to encode.
   single) record --duration 2 "${small_live[@]}" -o "$out/out.mov" ;;
   busy-and-locked-out)
     # Another program streams from the front camera: record says it is busy and goes on
