@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerate the results tables in BENCHMARKS.md from the data files beside this script.
+"""Regenerate the results tables in BENCHMARKS.md and Benchmarks/HISTORY.md from the data files
+beside this script.
 
     python3 Benchmarks/results/tables.py           rewrite every table in place
     python3 Benchmarks/results/tables.py --check   exit 1 if any table is stale (one line each on stderr)
@@ -22,7 +23,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-DOC = REPO / "BENCHMARKS.md"
+# What to expect now, and every result so far: a table may sit in either.
+DOCS = (REPO / "BENCHMARKS.md", REPO / "Benchmarks" / "HISTORY.md")
 KEYS = ("schema", "date", "machine", "commit", "command", "columns", "rows", "notes")
 # The body may hold no marker: an end marker left out must not swallow the next table.
 # Markers count only at the start of a line, so prose can quote them.
@@ -61,14 +63,16 @@ def cell(value):
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def render(stem, data):
-    """The text between the markers: blank lines around it keep it a block of its own."""
+def render(stem, data, doc):
+    """The text between the markers: blank lines around it keep it a block of its own. The
+    data link is relative to the document the table is in."""
+    link = (HERE / f"{stem}.json").relative_to(doc.parent) if HERE.is_relative_to(doc.parent) else f"Benchmarks/results/{stem}.json"
     lines = ["", "| " + " | ".join(cell(c) for c in data["columns"]) + " |",
              "| " + " | ".join("---" for _ in data["columns"]) + " |"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in data["rows"]]
     commit = data["commit"] if data["commit"] == "unknown" else data["commit"][:7]
     lines += ["", f"*{data['date']} · {cell(data['machine'])} · `{data['command']}` · commit {commit} · "
-                  f"[data](Benchmarks/results/{stem}.json)*", ""]
+                  f"[data]({link})*", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -76,39 +80,45 @@ def main(argv):
     check = argv[1:] == ["--check"]
     if argv[1:] and not check:
         sys.exit("usage: tables.py [--check]")
-    text = DOC.read_text()
     problems, shown, changed = [], set(), 0
+    rewritten = {}
+    for doc in DOCS:
+        text = doc.read_text()
+        pairs = set()
 
-    def replace(m):
-        nonlocal changed
-        stem = m.group("stem")
-        shown.add(stem)
-        try:
-            body = render(stem, load(stem))
-        except DataError as e:
-            problems.append(f"table {stem}: {e}")
-            return m.group(0)
-        if body != m.group("body"):
-            changed += 1
-            problems.append(f"table {stem}: stale (python3 Benchmarks/results/tables.py rewrites it)")
-        return m.group(1) + body + m.group(4)
+        def replace(m):
+            nonlocal changed
+            stem = m.group("stem")
+            pairs.add(stem)
+            try:
+                body = render(stem, load(stem), doc)
+            except DataError as e:
+                problems.append(f"{doc.name}: table {stem}: {e}")
+                return m.group(0)
+            if body != m.group("body"):
+                changed += 1
+                problems.append(f"{doc.name}: table {stem}: stale (python3 Benchmarks/results/tables.py rewrites it)")
+            return m.group(1) + body + m.group(4)
 
-    new = BLOCK.sub(replace, text)
-    # A marker the pattern did not pair is a table that can never be regenerated.
-    opened = len(re.findall(r"^<!-- table: ", text, re.M))
-    closed = len(re.findall(r"^<!-- /table -->", text, re.M))
-    if opened != len(shown) or closed != len(shown):
-        problems.append(f"BENCHMARKS.md: {opened} table markers and {closed} end markers, {len(shown)} pairs")
+        new = BLOCK.sub(replace, text)
+        # A marker the pattern did not pair is a table that can never be regenerated.
+        opened = len(re.findall(r"^<!-- table: ", text, re.M))
+        closed = len(re.findall(r"^<!-- /table -->", text, re.M))
+        if opened != len(pairs) or closed != len(pairs):
+            problems.append(f"{doc.relative_to(REPO)}: {opened} table markers and {closed} end markers, {len(pairs)} pairs")
+        shown |= pairs
+        if new != text:
+            rewritten[doc] = new
     for path in sorted(HERE.glob("*.json")):
         if path.stem not in shown:
-            problems.append(f"{path.relative_to(REPO)}: no table in BENCHMARKS.md shows it")
+            problems.append(f"{path.relative_to(REPO)}: no table in BENCHMARKS.md or Benchmarks/HISTORY.md shows it")
 
     if check:
         for p in problems:
             print(p, file=sys.stderr)
         return 1 if problems else 0
-    if new != text:
-        DOC.write_text(new)
+    for doc, new in rewritten.items():
+        doc.write_text(new)
     others = [p for p in problems if not p.endswith("rewrites it)")]
     for p in others:
         print(p, file=sys.stderr)

@@ -76,7 +76,7 @@ public enum EncoderSpeed {
     /// ultrafast 88 fps against 62-65; medium 40 against 29-30), so a take the check called
     /// live fell behind at once. Uniform grain of +-10 in luma and +-5 in chroma brings it within
     /// that content's range at ultrafast and below it at veryfast and medium
-    /// (BENCHMARKS.md, "speed check clip"). Under +-9 CRF 28 quantizes the grain away and
+    /// (Benchmarks/HISTORY.md, "Speed check clip"). Under +-9 CRF 28 quantizes the grain away and
     /// the clip flatters again; the step is steep, so the figure errs towards slow.
     static func paint(_ view: I420View, frame: Int) {
         @inline(__always) func triangle(_ v: Int) -> Int { abs((v & 255) - 128) }
