@@ -34,6 +34,9 @@ let package = Package(
         // allocations on.
         .library(name: "Pipeline", targets: ["Pipeline"]),
         .library(name: "Benchmarking", targets: ["Benchmarking"]),
+        // The allocation counter `dualcam bench --allocations` preloads (LD_PRELOAD): it
+        // replaces malloc for a whole process, so no program links it.
+        .library(name: "DualCamAllocationCount", type: .dynamic, targets: ["CAllocationCount"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -100,6 +103,7 @@ let package = Package(
         // The benchmark harness (`dualcam-bench`): the product's paths timed beside their
         // floors and libswscale / libjpeg-turbo references. Nothing in `dualcam` links it.
         .target(name: "Benchmarking", dependencies: ["Pipeline", "MediaIO", "Compositor", "CFFmpeg", "CJPEG", "CValgrind", "CPerfEvent"], swiftSettings: strict),
+        .target(name: "CAllocationCount"),
         // The preview window (SDL2): shows what Pipeline composes, on its own thread.
         .target(name: "Preview", dependencies: ["CSDL2", "Pipeline", "MediaIO", "Compositor"], swiftSettings: strict),
         .executableTarget(

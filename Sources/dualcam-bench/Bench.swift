@@ -41,7 +41,7 @@ struct Bench: ParsableCommand {
             help: ArgumentHelp("Per-frame latency budget for p99, in milliseconds.", valueName: "MS"))
     var budgetMs = 16.0
     @Flag(help: "List the cases, what each measures and whether it runs by default, and exit.") var listCases = false
-    @Flag(help: "Also time the scalar reference kernels (kernel cases; slow).") var withScalar = false
+    @Flag(help: "Also time (with --allocations, count) the scalar reference kernels (kernel cases; slow).") var withScalar = false
     @Option(parsing: .unconditional, help: "Threads composing each frame (1 or 2).") var threads = 2
     @Option(help: "cold: every source frame comes from memory (a camera's); warm: from cache (a decoder's).")
     var sources: LatencyBench.Sources = .cold
@@ -68,10 +68,14 @@ struct Bench: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("How much worse than the baseline a case may be, in per cent. (default: 1 for instructions, 25 for times)",
                                valueName: "PCT"))
     var tolerance: Double?
+    @Flag(help: ArgumentHelp(
+        "Count allocations instead of timing, in every case (kernels-* too): exit 1 if a kernel case allocates at all or a path makes a frame-sized allocation, in --frames frames (default 60) once its pools are full.",
+        valueName: "allocations"))
+    var allocations = false
     /// The process `--instructions` starts under callgrind: counts, prints nothing.
     @Flag(help: .hidden) var counted = false
 
-    var framesPerCase: Int { frames ?? (instructions || counted ? 10 : 600) }
+    var framesPerCase: Int { frames ?? (instructions || counted ? 10 : allocations ? 60 : 600) }
 
     enum CounterChoice: String, CaseIterable, ExpressibleByArgument {
         case auto, perf, callgrind
@@ -93,6 +97,9 @@ struct Bench: ParsableCommand {
         if counter != .auto && !instructions { throw ValidationError("--counter chooses what --instructions counts with: add --instructions") }
         if (instructions || counted) && (mjpeg || verify || withScalar) {
             throw ValidationError("--instructions counts the path cases: not with --mjpeg, --verify or --with-scalar")
+        }
+        if allocations && (instructions || counted || mjpeg || verify || json || baseline != nil || listCases) {
+            throw ValidationError("--allocations counts allocations and prints a table: not with --instructions, --mjpeg, --verify, --json, --baseline or --list-cases")
         }
         // No upper bound: CI runs the harness under an emulated CPU with a budget of 1000000.
         guard budgetMs > 0, budgetMs.isFinite else { throw ValidationError("--budget-ms must be a number more than 0") }
@@ -130,6 +137,7 @@ struct Bench: ParsableCommand {
         if listCases { return Self.printCases() }
         if counted { return try countInstructions() }
         if instructions { return try reportInstructions() }
+        if allocations { return try reportAllocations() }
         if mjpeg { return try runMJPEG() }
         let frames = framesPerCase
         var kernels = LatencyBench()

@@ -187,4 +187,29 @@ struct BenchGateTests {
         let absurd = try dualcam(["bench", "--instructions", "--tolerance", "-3"])
         #expect(absurd.status != 0 && absurd.stderr.contains("--tolerance"), "\(absurd.stderr)")
     }
+
+    /// `--allocations`: the harness preloads its counter from beside itself and holds each case
+    /// to its rule. compose's path wraps each decoded picture in one small AVFrame on purpose
+    /// (package-benchmark's PathBenchmarks count the same: 1 per frame), and nothing frame-sized;
+    /// the inset kernels allocate nothing. Without the counter beside it: one line, exit 2.
+    @Test(.timeLimit(.minutes(2)))
+    func theAllocationGateCountsEachCaseUnderItsRule() throws {
+        let r = try dualcam(["bench", "--allocations", "--cases", "compose-1080p,inset-only-480p", "--frames", "12"])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        func row(_ name: String) -> [Substring] {
+            r.stdout.split(separator: "\n").first { $0.hasPrefix(name + " ") }?.split(separator: " ") ?? []
+        }
+        #expect(row("compose-1080p").prefix(3) == ["compose-1080p", "12", "0"], "\(r.stdout)")
+        #expect(row("compose-1080p").suffix(3).joined(separator: " ") == "no frame-sized allocation", "\(r.stdout)")
+        #expect(row("inset-only-480p") == ["inset-only-480p", "0", "0", "no", "allocation"], "\(r.stdout)")
+        #expect(r.stdout.contains("every rule held"))
+
+        let dir = try TempDir()
+        let alone = dir.path("dualcam-bench")
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: Env.dualcam).deletingLastPathComponent()
+            .appendingPathComponent("dualcam-bench").path, toPath: alone)
+        let missing = try run(alone, ["--allocations", "--cases", "inset-only-480p"])
+        #expect(missing.status == 2)
+        #expect(missing.stderrLines.count == 1 && missing.stderr.contains("there is none beside"), "\(missing.stderr)")
+    }
 }
