@@ -27,6 +27,13 @@ enum Env {
         return dir.appendingPathComponent("dualcam").path
     }()
 
+    /// The `dualcam` the emulated VM runs: the release build where Scripts/test.sh made one
+    /// (DUALCAM_VM_BINARY), else the one beside this bundle. The VM emulates every instruction:
+    /// the release build starts and composes there in about three quarters of the debug
+    /// build's time (a `devices` scenario 24.7 s against 31.9-37.5, a 3 s two-camera take
+    /// 18.9 s against 23.3), and a scenario that keeps real time keeps it with more to spare.
+    static let dualcamInVM: String = ProcessInfo.processInfo.environment["DUALCAM_VM_BINARY"] ?? dualcam
+
     /// Whether this CPU has AVX-512 (the kernel's flags for the first CPU).
     static let hostHasAVX512: Bool = {
         let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""

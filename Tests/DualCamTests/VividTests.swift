@@ -18,7 +18,7 @@ import Testing
         // The VM is stopped before the test's limit, so a scenario that hangs says where (once
         // the harness killed it at the limit, and nothing of the VM's log came back).
         let r = try run(vm, devices + ["--", script, name, dir.url.path],
-                        environment: environment.merging(["DUALCAM": Env.dualcam, "VIVID_VM_TIMEOUT": "540"]) { $1 })
+                        environment: environment.merging(["DUALCAM": Env.dualcamInVM, "VIVID_VM_TIMEOUT": "540"]) { $1 })
         guard Env.canRun(r.status != 125, otherwise: "the vivid VM could not start: \(r.stderr.suffix(600))") else { return nil }
         try #require(r.status == 0, "scenario \(name) exited \(r.status): \(r.stderr.suffix(2000))")
         // Latency is counted from when a frame was captured, never from a stamp in the future.
@@ -432,8 +432,9 @@ import Testing
         #expect(seconds > 0.5 && seconds <= lost + 0.1, "\(seconds) s kept, the camera lost at \(lost) s")
     }
 
-    /// The back camera's stream breaks (EIO) 2 s into a 6 s recording: the front goes full
-    /// frame, the back is reopened and takes the full frame back.
+    /// The back camera's stream breaks (EIO) 2 s into the recording: the front goes full
+    /// frame, the back is reopened and takes the full frame back; the take ends (SIGINT) 2 s
+    /// after that.
     @Test func aBackCameraWhoseStreamBreaksIsReopened() throws {
         try Env.requireFFmpegTools()
         guard let dir = try Self.scenario("back-fatal-error", cameras: 2) else { return }
@@ -444,7 +445,7 @@ import Testing
         print(String(format: "back camera lost at %.2f s, full frame again at %.2f s", lost, back))
         // Reopened within a rescan (0.5 s) and a restart; the emulated VM can take a second.
         #expect(back < lost + 2, "\(log)")
-        let frames = try Self.checkFile(dir.path("out.mov"), seconds: 6, small: true)
+        let frames = try Self.checkFile(dir.path("out.mov"), seconds: try Self.takeSeconds(dir), small: true)
         let between = try Decode.frame(dir.path("out.mov"), atSeconds: (lost + back) / 2, pixelFormat: "rgb24")
         #expect(Self.looks(Self.smallFull(between), like: .red), "full frame while the back is out \(Self.smallFull(between))")
         let late = try Decode.frame(dir.path("out.mov"), index: frames - 3, pixelFormat: "rgb24")
@@ -474,15 +475,15 @@ import Testing
     /// against the frame clock, so together they cover that whole interval, and their mean
     /// measures the error.
     @Test func audioAndPictureAreInSyncToOneFrame() throws {
-        try Self.expectMarkersInSync(scenario: "av-sync", seconds: 7)
+        try Self.expectMarkersInSync(scenario: "av-sync", seconds: 10)
     }
 
     /// The same markers after a pause (SIGUSR2 from 0.3 s to 1 s): the microphone ran on, and
     /// the sound it heard while paused was left out exactly where the picture's clock moved
-    /// on, so every beep is still with its flip. The file is still 7 s: --duration counts
+    /// on, so every beep is still with its flip. The file is still 10 s: --duration counts
     /// what is recorded.
     @Test func aPausedRecordingIsInSyncWithTheMicrophoneAfterIt() throws {
-        let summary = try Self.expectMarkersInSync(scenario: "av-pause", seconds: 7)
+        let summary = try Self.expectMarkersInSync(scenario: "av-pause", seconds: 10)
         let paused = summary?["paused_seconds"] as? Double ?? 0
         #expect(summary?["pauses"] as? Int == 1 && paused > 0.4 && paused < 1.5, "paused \(paused) s")
     }

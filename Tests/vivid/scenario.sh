@@ -295,12 +295,17 @@ case $name in
     # Real time matters here (the picture must change mid-file), live (small_live): when its
     # encoder once fell behind at the start, the intermediate skipped every slot from 1.6 s
     # to 4.2 s, the whole time the back was out.
-    record --duration 6 "${small_live[@]}" -o "$out/out.mov" &
+    # The take ends on SIGINT 2 s after dualcam says the camera is back (--duration only
+    # bounds it): with a fixed 6 s one, a slow host's late "sleep 2" put the break at 5.1 s.
+    record --duration 60 "${small_live[@]}" -o "$out/out.mov" &
     pid=$!
     # 2 s into the recording, the back camera's stream breaks (every DQBUF fails with EIO).
     recording_started
     sleep 2
     v4l2-ctl -d /dev/video0 --set-ctrl=inject_fatal_streaming_error=1
+    poll 300 said "/dev/video0 is back"
+    sleep 2
+    kill -INT "$(dualcam_pid)"
     wait "$pid" ;;
   av-sync | av-drift | av-pause)
     # One reference event for eye and ear: dualcam-av-marker beeps into the loopback and
@@ -315,8 +320,10 @@ case $name in
     if [ "$name" = av-sync ] || [ "$name" = av-pause ]; then
       # 8 markers from 1.5 s after the first picture on, 0.50417 s apart: 4.17 ms of phase
       # against the camera's 30 fps frames each time, so together they sample the whole
-      # frame interval.
-      seconds=7 first=1.5 spacing=0.50417
+      # frame interval. They end 5.1 s in; the take is 10 s, as the helper can start late in
+      # the emulated VM (on a busy host its first marker came 4.9 s in, and a 7 s take held
+      # only half of them).
+      seconds=10 first=1.5 spacing=0.50417
     else
       # The loopback's clock runs 0.45 % slow (both ends of the cable, as one sound card's
       # crystal would; under emulation it also wanders by ~0.07 % by itself): uncorrected,
