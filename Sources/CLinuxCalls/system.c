@@ -59,6 +59,12 @@ pid_t dc_thread_id(void) {
     return (pid_t)syscall(SYS_gettid);
 }
 
+int dc_stop_with_parent(pid_t parent, int signal) {
+    if (prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0) != 0) return -1;
+    /* The parent may have gone before the request was made: then nothing would ever come. */
+    return getppid() == parent ? 0 : -1;
+}
+
 void dc_name_thread(const char *name) {
     char shortened[16];
     strncpy(shortened, name, sizeof shortened - 1);

@@ -11,6 +11,8 @@ final class BatchRunner {
     let defaults: [String: String]
     let jobs: Int
     let force: Bool
+    /// Names the batch to each of its compositions, which stop when it ends (Compose.run).
+    static let parentVariable = "DUALCAM_BATCH_PARENT"
 
     init(rows: [BatchManifest.Row], defaults: [String: String], jobs: Int, force: Bool) {
         self.rows = rows
@@ -53,7 +55,7 @@ final class BatchRunner {
                 let (row, digest) = waiting.removeFirst()
                 switch start(row, digest: digest, scratch: scratch) {
                 case let .running(child): running.append(child)
-                case let .notStarted(outcome): outcomes[row.index] = outcome
+                case let .notStarted(outcome): outcomes[row.index] = BatchReport.keep(outcome)
                 }
             }
             if Interruption.requested && !stopsSent {
@@ -70,8 +72,7 @@ final class BatchRunner {
                 let outcome = finished(child)
                 frames += outcome.frames ?? 0
                 finishedHere += 1
-                outcomes[child.row.index] = outcome
-                BatchReport.keep(outcome)
+                outcomes[child.row.index] = BatchReport.keep(outcome)
             }
             let done = outcomes.count, elapsed = monotonicNow() - started
             TerminalLine.shared.update(String(format: "batch: %d of %d rows, %d failed, %d running · %.0f fps", done, rows.count,
@@ -97,8 +98,16 @@ final class BatchRunner {
     private func start(_ row: BatchManifest.Row, digest: String, scratch: String) -> Started {
         var arguments = ["compose"] + row.composeArguments(defaults: defaults) + ["--json"]
         // Replaced only when a batch made it (or --force): a file of the user's own at a row's
-        // output fails that row, as compose without --overwrite does.
-        if OutputPath.entry(row.output) != nil && (force || BatchReport.madeByABatch(row)) { arguments.append("--overwrite") }
+        // output fails that row, untouched.
+        if OutputPath.entry(row.output) != nil {
+            guard force || BatchReport.madeByABatch(row) else {
+                var refused = BatchReport.Outcome(row, digest: digest, status: .failed)
+                refused.error = "\(row.output): already exists, and no batch made it (--force replaces it)"
+                say("row \(row.index): \(refused.error!)")
+                return .notStarted(refused)
+            }
+            arguments.append("--overwrite")
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = arguments
@@ -108,6 +117,10 @@ final class BatchRunner {
         process.standardOutput = FileHandle(forWritingAtPath: out)
         process.standardError = FileHandle(forWritingAtPath: err)
         process.standardInput = FileHandle.nullDevice
+        process.environment = ProcessInfo.processInfo.environment.merging([Self.parentVariable: "\(getpid())"]) { $1 }
+        // Foundation would start it in the working folder by its name, which it cannot give
+        // where the name is not UTF-8: the kernel's link to the folder itself always works.
+        process.currentDirectoryURL = URL(fileURLWithPath: "/proc/\(getpid())/cwd")
         do { try process.run() } catch {
             var failed = BatchReport.Outcome(row, digest: digest, status: .failed)
             failed.error = "could not start dualcam compose: \(error.localizedDescription)"
@@ -120,7 +133,9 @@ final class BatchRunner {
         let code = child.process.terminationStatus, signalled = child.process.terminationReason == .uncaughtSignal
         let lines = ((try? String(contentsOfFile: child.stderr, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         for line in lines { say("row \(child.row.index): " + (line.hasPrefix("dualcam: ") ? String(line.dropFirst(9)) : line)) }
-        let interrupted = !signalled && code == Interruption.exitCode && Interruption.requested
+        // The runner stops its compositions with SIGINT, whatever signal stopped it; one still
+        // starting has no handler yet, and SIGINT ends it before it wrote anything.
+        let interrupted = Interruption.requested && (signalled ? code == SIGINT : code == 128 + SIGINT)
         var outcome = BatchReport.Outcome(child.row, digest: child.digest, status: code == 0 && !signalled ? .done : interrupted ? .interrupted : .failed)
         outcome.seconds = ((monotonicNow() - child.started) * 1000).rounded() / 1000
         if let data = FileManager.default.contents(atPath: child.stdout),

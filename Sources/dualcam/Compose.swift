@@ -42,6 +42,10 @@ struct Compose: ParsableCommand {
     }
 
     func run() throws {
+        // A batch's row (BatchRunner): stopped as by Ctrl-C when the batch ends, even by SIGKILL.
+        if let parent = ProcessInfo.processInfo.environment[BatchRunner.parentVariable].flatMap(Int32.init), !stopWithParent(parent) {
+            kill(getpid(), SIGINT)
+        }
         FFmpegLog.setVerbose(reporting.verbose)
         var options = ComposeOptions(back: back, front: front, output: encoding.output)
         options.swaps = SwapSchedule(swapTimes.swapAt)

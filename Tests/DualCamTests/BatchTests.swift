@@ -108,9 +108,10 @@ import Testing
                 "made at another size, no row is this manifest's at the default size")
     }
 
-    /// Ctrl-C (SIGINT to the batch alone) while row 1 is made: row 0 is kept, row 1's
-    /// unfinished file removed, exit 130; the next run makes the rest and not row 0.
-    @Test func aStopInTheMiddleKeepsWhatWasMade() throws {
+    /// Ctrl-C (SIGINT to the batch alone), or a scheduler's SIGTERM, while row 1 is made: row
+    /// 0 is kept, row 1 interrupted (not failed) and its unfinished file removed, exit 128 +
+    /// the signal; the next run makes the rest and not row 0.
+    @Test(arguments: [SIGINT, SIGTERM]) func aStopInTheMiddleKeepsWhatWasMade(signal: Int32) throws {
         try Env.requireFFmpegTools()
         let dir = try TempDir()
         let manifest = try Self.twelveRows(in: dir, fixed: true)
@@ -119,16 +120,48 @@ import Testing
         let stopped = try dualcam(["batch", manifest, "--size", "640x360", "--jobs", "1"]) { p, _ in
             let deadline = Date().addingTimeInterval(120)
             while !FileManager.default.fileExists(atPath: dir.path("out-0.mov.batch.json")) && Date() < deadline { usleep(20_000) }
-            kill(p.processIdentifier, SIGINT)
+            kill(p.processIdentifier, signal)
         }
-        #expect(stopped.status == 130, "\(stopped.stdout)\(stopped.stderr)")
+        #expect(stopped.status == 128 + signal, "\(stopped.stdout)\(stopped.stderr)")
         // Row 1 interrupted, or not started yet if the stop came between the two.
-        #expect(stopped.stdout.contains("batch: 3 rows: 1 made"), "\(stopped.stdout)")
+        #expect(stopped.stdout.contains("batch: 3 rows: 1 made, 0 made before, 0 failed"), "\(stopped.stdout)")
         #expect(try Probe(dir.path("out-0.mov")).stream("video") != nil)
         #expect(!FileManager.default.fileExists(atPath: dir.path("out-1.mov")) && !FileManager.default.fileExists(atPath: dir.path("out-2.mov")),
                 "\(dir.contents)")
         #expect(dir.contents.allSatisfy { !$0.hasPrefix(".") }, "a hidden file left: \(dir.contents)")
         let rest = try dualcam(["batch", manifest, "--size", "640x360"])
         #expect(rest.status == 0 && rest.stdout.contains("batch: 3 rows: 2 made, 1 made before"), "\(rest.stdout)\(rest.stderr)")
+    }
+
+    /// A file of the user's own at a row's output is never replaced: not on the first run, nor
+    /// on the next, beside the failed result the first left (it once took that for a batch's
+    /// file and wrote over it). What would fail at a row's end or is not a row number is
+    /// refused before anything runs, in a line each and no usage text.
+    @Test func aFileOfYourOwnIsNeverReplacedAndAMissingFolderIsRefused() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let manifest = try Self.twelveRows(in: dir, fixed: true)
+        let lines = try String(contentsOfFile: manifest, encoding: .utf8).split(separator: "\n").prefix(3).joined(separator: "\n")
+        try (lines + "\n").write(toFile: manifest, atomically: true, encoding: .utf8)
+        let mine = dir.path("out-1.mov")
+        try "mine".write(toFile: mine, atomically: true, encoding: .utf8)
+        for run in 1...2 {
+            let r = try dualcam(["batch", manifest, "--size", "160x90"])
+            #expect(r.status == 1, "run \(run): \(r.stdout)\(r.stderr)")
+            #expect(r.stdout.contains("row 1 failed: \(mine): already exists, and no batch made it (--force replaces it)"), "run \(run): \(r.stdout)")
+            #expect(try String(contentsOfFile: mine, encoding: .utf8) == "mine", "run \(run) wrote over the user's file")
+        }
+
+        let nowhere = dir.path("nowhere.csv")
+        try "back,front,output\ntalk.mp4,face.mkv,gone/out.mov\n".write(toFile: nowhere, atomically: true, encoding: .utf8)
+        let refused = try dualcam(["batch", nowhere])
+        #expect(refused.status == 64 && refused.stderrLines == ["dualcam: \(nowhere):2: row 0: output gone/out.mov: folder gone does not exist"],
+                "\(refused.stderr)")
+        let garbage = try run(Env.dualcam, ["batch", manifest], environment: ["SLURM_ARRAY_TASK_ID": "x"])
+        #expect(garbage.status == 64 && garbage.stderrLines == ["dualcam: SLURM_ARRAY_TASK_ID 'x': not a row number"], "\(garbage.stderr)")
+        let negative = try dualcam(["batch", manifest, "--row", "-1"])
+        #expect(negative.status == 64 && negative.stderr.contains("--row must be 0 or more; got -1"), "\(negative.stderr)")
+        let both = try dualcam(["batch", manifest, "--row", "0", "--report-only"])
+        #expect(both.status == 64 && both.stderr.contains("give one or the other"), "\(both.stderr)")
     }
 }

@@ -32,6 +32,10 @@ int dc_bind_abstract(const char *name);
 /* The calling thread's id (gettid), which setpriority(PRIO_PROCESS, ...) takes for one thread. */
 pid_t dc_thread_id(void);
 
+/* Has the kernel send `signal` to this process when `parent` ends (prctl PR_SET_PDEATHSIG):
+ * 0, or -1 when it could not be asked or `parent` is no longer this process's parent. */
+int dc_stop_with_parent(pid_t parent, int signal);
+
 /* Names the calling thread for the kernel (/proc, top -H, gdb): its first 15 bytes. */
 void dc_name_thread(const char *name);
 

@@ -1,3 +1,4 @@
+import CLinuxCalls
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -40,3 +41,8 @@ public func writeAll(_ bytes: [UInt8], to fd: Int32) {
 
 /// `text` to standard error, as `writeAll` writes.
 public func writeToStandardError(_ text: String) { writeAll(Array(text.utf8), to: 2) }
+
+/// Has this process stopped, as by Ctrl-C (SIGINT), when `parent` ends, however it ends (a
+/// SIGKILL, the OOM killer): a batch's compositions must not outlive it and hold their
+/// outputs from the next run. False when `parent` had already gone.
+public func stopWithParent(_ parent: pid_t) -> Bool { dc_stop_with_parent(parent, SIGINT) == 0 }

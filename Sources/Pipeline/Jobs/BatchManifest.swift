@@ -19,20 +19,30 @@ public struct BatchManifest: Sendable {
         public var output: String
         /// compose's options the row sets, by column name (an empty cell sets none).
         public var settings: [String: String]
+        /// back, front and output as the manifest writes them (relative to its folder): what
+        /// the row is, however the manifest is named (from another folder, another node).
+        public var written: [String] = []
 
         /// compose's arguments for this row: `defaults` (the batch's command line, by column
         /// name) where the row sets nothing.
         public func composeArguments(defaults: [String: String]) -> [String] {
+            arguments(files: [back, front, output].map(Self.notAnOption), defaults: defaults)
+        }
+
+        private func arguments(files: [String], defaults: [String: String]) -> [String] {
             let merged = defaults.merging(settings) { _, own in own }
-            return [back, front, "-o", output] + BatchManifest.columns.flatMap { column in
+            return [files[0], files[1], "-o", files[2]] + BatchManifest.columns.flatMap { column in
                 merged[column.name].map { column.arguments($0) } ?? []
             }
         }
 
+        /// A file named "-x.mov" in the working folder is "./-x.mov" to compose, not an option.
+        static func notAnOption(_ path: String) -> String { path.hasPrefix("-") ? "./" + path : path }
+
         /// What the row's output is made from: its arguments and its inputs as they are now
         /// (size and modification time), so that a changed input or option is made again.
         public func digest(defaults: [String: String]) -> String {
-            var text = composeArguments(defaults: defaults).joined(separator: "\u{0}")
+            var text = arguments(files: written.isEmpty ? [back, front, output] : written, defaults: defaults).joined(separator: "\u{0}")
             for input in [back, front] {
                 var st = stat()
                 if stat(input, &st) == 0 { text += "\u{0}\(st.st_size)\u{0}\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)" }
@@ -42,7 +52,8 @@ public struct BatchManifest: Sendable {
                 hash ^= UInt64(byte)
                 hash = hash &* 0x0000_0100_0000_01b3
             }
-            return String(hash, radix: 16)
+            let hex = String(hash, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
         }
     }
 
@@ -125,6 +136,8 @@ public struct BatchManifest: Sendable {
         var files: [String: String] = [:]
         for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
             guard let name = columnName(key) else { continue }
+            // No file name or option holds one; the system would end the name there.
+            if value.contains("\u{0}") { return .failure(BatchProblems(lines: ["\(name) holds a NUL byte"])) }
             let value = value.trimmingCharacters(in: .whitespaces)
             if fileColumns.contains(name) {
                 files[name] = value
@@ -148,9 +161,25 @@ public struct BatchManifest: Sendable {
                 problems.append("\(name) \(given) is a folder")
             }
         }
+        // compose makes no folder: a row that would fail at its end is refused before any runs
+        // (on a cluster, every task of the array would fail).
+        if let given = files["output"], !given.isEmpty {
+            let parent = PathName.folder(of: PathName.join(folder, given))
+            var isFolder: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder) || !isFolder.boolValue {
+                problems.append("output \(given): folder \(PathName.folder(of: given)) does not exist")
+            }
+            // Each row keeps its result there: a file of anyone else's is not written over.
+            let result = BatchReport.resultPath(for: PathName.join(folder, given))
+            if OutputPath.entry(result) != nil && !BatchReport.isResultFile(result) {
+                problems.append("output \(given): \(PathName.last(result)) is there and is not a batch's result file")
+            }
+        }
         guard problems.isEmpty else { return .failure(BatchProblems(lines: problems)) }
         func resolved(_ name: String) -> String { PathName.join(folder, files[name]!) }
-        return .success(Row(index: index, back: resolved("back"), front: resolved("front"), output: resolved("output"), settings: settings))
+        var row = Row(index: index, back: resolved("back"), front: resolved("front"), output: resolved("output"), settings: settings)
+        row.written = fileColumns.map { files[$0]! }
+        return .success(row)
     }
 
     /// A column as named in the manifest, in compose's terms (`swap_at`, `Swap-At`: swap-at).
@@ -180,7 +209,15 @@ public struct BatchManifest: Sendable {
         return problems
     }
 
-    static func normalized(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+    /// One spelling of a file's place: absolute, with its folder's links followed (two rows
+    /// writing out/a.mov and link-to-out/a.mov write one file).
+    public static func normalized(_ path: String) -> String {
+        let standard = URL(fileURLWithPath: path).standardizedFileURL.path
+        guard let real = realpath(PathName.folder(of: standard), nil) else { return standard }
+        defer { free(real) }
+        let folder = String(cString: real)
+        return (folder == "/" ? "" : folder) + "/" + PathName.last(standard)
+    }
 }
 
 /// What is wrong with a manifest: one line each.

@@ -50,10 +50,13 @@ public struct BatchReport: Sendable {
 
     public let manifest: String
     public let outcomes: [Outcome]
+    /// How long the run took, start to end (nil: nothing was run, as with --report-only).
+    public let elapsed: Double?
 
-    public init(manifest: String, outcomes: [Outcome]) {
+    public init(manifest: String, outcomes: [Outcome], elapsed: Double? = nil) {
         self.manifest = manifest
         self.outcomes = outcomes
+        self.elapsed = elapsed
     }
 
     public func count(_ status: Status) -> Int { outcomes.filter { $0.status == status }.count }
@@ -66,10 +69,18 @@ public struct BatchReport: Sendable {
     /// The row as an earlier run left it, when that run made it from the same inputs and
     /// options and the output is still the file it made.
     public static func alreadyMade(_ row: BatchManifest.Row, digest: String) -> Outcome? {
-        guard var kept = result(of: row), kept.status == .done || kept.status == .skipped, kept.digest == digest,
-              let st = OutputPath.entry(row.output), (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) == kept.bytes,
-              modificationTime(st) == kept.madeAt else { return nil }
+        guard var kept = madeFile(at: row.output), kept.digest == digest else { return nil }
         kept.status = .skipped
+        return kept
+    }
+
+    /// The result an earlier run kept for the file now at the row's output, when that run made
+    /// this very file (its size and modification time as made): nil for a file of anyone
+    /// else's, even beside a result of a row that failed or was stopped.
+    private static func madeFile(at output: String) -> Outcome? {
+        guard let kept = result(at: output), kept.status == .done || kept.status == .skipped,
+              let st = OutputPath.entry(output), (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) == kept.bytes,
+              modificationTime(st) == kept.madeAt else { return nil }
         return kept
     }
 
@@ -81,17 +92,26 @@ public struct BatchReport: Sendable {
             done.status = .done
             return done
         }
-        guard let kept = result(of: row), kept.digest == digest, kept.status == .failed else {
+        guard let kept = result(at: row.output), kept.digest == digest, kept.status == .failed else {
             return Outcome(row, digest: digest, status: .notRun)
         }
         return kept
     }
 
-    /// Whether the file at the row's output was made by a batch (so it may be made again).
-    public static func madeByABatch(_ row: BatchManifest.Row) -> Bool { result(of: row) != nil }
+    /// Whether `path` is a row's result as a batch keeps it (and so may be written over).
+    public static func isResultFile(_ path: String) -> Bool {
+        guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG, st.st_size < 1 << 20,
+              let data = FileManager.default.contents(atPath: path),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
+        return object["schema"] as? String == rowSchema
+    }
 
-    private static func result(of row: BatchManifest.Row) -> Outcome? {
-        guard let data = FileManager.default.contents(atPath: resultPath(for: row.output)),
+    /// Whether the file at the row's output is one a batch made (so it may be made again
+    /// without --force).
+    public static func madeByABatch(_ row: BatchManifest.Row) -> Bool { madeFile(at: row.output) != nil }
+
+    private static func result(at output: String) -> Outcome? {
+        guard let data = FileManager.default.contents(atPath: resultPath(for: output)),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["schema"] as? String == rowSchema
         else { return nil }
         return try? JSONDecoder().decode(Outcome.self, from: data)
@@ -99,16 +119,23 @@ public struct BatchReport: Sendable {
 
     static func modificationTime(_ st: stat) -> Double { Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 }
 
-    /// Keeps `outcome` beside its output (with the output's size and time when it was made).
-    public static func keep(_ outcome: Outcome) {
+    /// Keeps `outcome` beside its output (with the output's size and time when it was made)
+    /// and returns it so. A row that failed or was stopped where an earlier run's file is still
+    /// there (compose keeps the old file until the new one is whole) leaves that file's result:
+    /// it still says whose the file is.
+    @discardableResult
+    public static func keep(_ outcome: Outcome) -> Outcome {
         var kept = outcome
         if outcome.status == .done, let st = OutputPath.entry(outcome.output) {
             kept.bytes = Int(st.st_size)
             kept.madeAt = modificationTime(st)
+        } else if madeFile(at: outcome.output) != nil {
+            return kept
         }
-        guard let data = try? json(kept, schema: rowSchema) else { return }
+        guard let data = try? json(kept, schema: rowSchema) else { return kept }
         let path = resultPath(for: outcome.output), temporary = path + ".\(getpid()).tmp"
         if FileManager.default.createFile(atPath: temporary, contents: data), rename(temporary, path) != 0 { unlink(temporary) }
+        return kept
     }
 
     /// An object with `schema` and `version` and snake_case keys, as every JSON dualcam writes.
@@ -144,16 +171,23 @@ public struct BatchReport: Sendable {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             return "--report \(path): folder \(folder) does not exist"
         }
+        // Said now, not after every row has run (a read-only disk, a folder of someone else's).
+        if access(folder, W_OK) != 0 { return "--report \(path): cannot write in \(folder): \(String(cString: strerror(errno)))" }
         return nil
     }
 
     /// One screen: a line per row that was not made, then the counts.
     public var summaryLines: [String] {
         let notMade = outcomes.filter { $0.status != .done && $0.status != .skipped }.map { o in
-            "row \(o.row) \(o.status.rawValue.replacingOccurrences(of: "_", with: " ")): \(o.output)" + (o.error.map { ": \($0)" } ?? "")
+            // compose's line names the file itself.
+            let detail = o.error.map { $0.hasPrefix(o.output) ? $0 : "\(o.output): \($0)" } ?? o.output
+            return "row \(o.row) \(o.status.rawValue.replacingOccurrences(of: "_", with: " ")): \(detail)"
         }
         let seconds = outcomes.filter { $0.status != .skipped }.compactMap(\.seconds).reduce(0, +)
-        return notMade + [String(format: "batch: %d rows: %d made, %d made before, %d failed, %d interrupted, %d not run (%.1f s of compositions)",
-                                 outcomes.count, count(.done), count(.skipped), failed, count(.interrupted), count(.notRun), seconds)]
+        // The compositions' seconds add up those run side by side: the run's own time beside them.
+        let time = elapsed.map { String(format: " in %.1f s (%.1f s of compositions)", $0, seconds) }
+            ?? String(format: " (%.1f s of compositions)", seconds)
+        return notMade + [String(format: "batch: %d rows: %d made, %d made before, %d failed, %d interrupted, %d not run",
+                                 outcomes.count, count(.done), count(.skipped), failed, count(.interrupted), count(.notRun)) + time]
     }
 }
