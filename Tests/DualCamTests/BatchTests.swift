@@ -164,4 +164,20 @@ import Testing
         let both = try dualcam(["batch", manifest, "--row", "0", "--report-only"])
         #expect(both.status == 64 && both.stderr.contains("give one or the other"), "\(both.stderr)")
     }
+
+    /// Run from a folder whose name is not UTF-8 (Foundation cannot name it): each row's
+    /// result is kept beside its output and the report written, so the rerun makes nothing.
+    @Test func aWorkingFolderWhoseNameIsNotUTF8KeepsEachRowsResult() throws {
+        try Env.requireFFmpegTools()
+        let dir = try TempDir()
+        let script = """
+            set -e; cd "$1"; mkdir "$(printf 'n\\351')"; cd "$(printf 'n\\351')"
+            cp "$3" talk.mp4; cp "$4" face.mkv
+            printf 'back,front,output\\ntalk.mp4,face.mkv,out.mov\\n' > m.csv
+            "$2" batch m.csv --size 160x90 --report r.json; "$2" batch m.csv --size 160x90; test -s r.json
+            """
+        let r = try run("/bin/sh", ["-c", script, "sh", dir.url.path, Env.dualcam, Reference.back, Reference.front])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.contains("1 rows: 1 made, 0 made before") && r.stdout.contains("1 rows: 0 made, 1 made before"), "\(r.stdout)")
+    }
 }

@@ -172,7 +172,7 @@ public struct BatchManifest: Sendable {
             // Each row keeps its result there: a file of anyone else's is not written over.
             let result = BatchReport.resultPath(for: PathName.join(folder, given))
             if OutputPath.entry(result) != nil && !BatchReport.isResultFile(result) {
-                problems.append("output \(given): \(PathName.last(result)) is there and is not a batch's result file")
+                problems.append("output \(given): \(PathName.last(result)) is there and is not a batch's result file (move it away: it would be written over)")
             }
         }
         guard problems.isEmpty else { return .failure(BatchProblems(lines: problems)) }

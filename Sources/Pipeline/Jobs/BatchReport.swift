@@ -101,7 +101,7 @@ public struct BatchReport: Sendable {
     /// Whether `path` is a row's result as a batch keeps it (and so may be written over).
     public static func isResultFile(_ path: String) -> Bool {
         guard let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFREG, st.st_size < 1 << 20,
-              let data = FileManager.default.contents(atPath: path),
+              let data = readFile(path),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
         return object["schema"] as? String == rowSchema
     }
@@ -111,7 +111,7 @@ public struct BatchReport: Sendable {
     public static func madeByABatch(_ row: BatchManifest.Row) -> Bool { madeFile(at: row.output) != nil }
 
     private static func result(at output: String) -> Outcome? {
-        guard let data = FileManager.default.contents(atPath: resultPath(for: output)),
+        guard let data = readFile(resultPath(for: output)),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["schema"] as? String == rowSchema
         else { return nil }
         return try? JSONDecoder().decode(Outcome.self, from: data)
@@ -132,10 +132,54 @@ public struct BatchReport: Sendable {
         } else if madeFile(at: outcome.output) != nil {
             return kept
         }
-        guard let data = try? json(kept, schema: rowSchema) else { return kept }
-        let path = resultPath(for: outcome.output), temporary = path + ".\(getpid()).tmp"
-        if FileManager.default.createFile(atPath: temporary, contents: data), rename(temporary, path) != 0 { unlink(temporary) }
+        do {
+            try writeFile(resultPath(for: outcome.output), json(kept, schema: rowSchema))
+        } catch {
+            // Made, but with nothing to say so the next run would take it for someone else's.
+            guard kept.status == .done else { return kept }
+            kept.status = .failed
+            kept.error = "\(outcome.output) was made, but its result could not be kept beside it "
+                + "(\(PathName.last(resultPath(for: outcome.output))): \(error)): a rerun needs --force"
+        }
         return kept
+    }
+
+    /// The file's bytes, by the path as given: Foundation resolves a relative path against the
+    /// working folder's name, which it cannot read where that name is not UTF-8.
+    static func readFile(_ path: String) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var data = Data(), buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = Glibc.read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return n == 0 ? data : nil }
+            data.append(contentsOf: buffer[0..<n])
+        }
+    }
+
+    /// Writes `data` whole under a temporary name beside `path`, then renames it there.
+    static func writeFile(_ path: String, _ data: Data) throws(Errno) {
+        let temporary = path + ".\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Errno(errno) }
+        var failure: Int32 = 0
+        data.withUnsafeBytes { bytes in
+            var done = 0
+            while done < bytes.count {
+                let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { failure = n < 0 ? errno : ENOSPC; return }
+                done += n
+            }
+        }
+        if close(fd) != 0 && failure == 0 { failure = errno }
+        if failure == 0 && rename(temporary, path) != 0 { failure = errno }
+        if failure != 0 {
+            unlink(temporary)
+            throw Errno(failure)
+        }
     }
 
     /// An object with `schema` and `version` and snake_case keys, as every JSON dualcam writes.
@@ -160,7 +204,9 @@ public struct BatchReport: Sendable {
     public func write(to path: String) throws {
         let whole = Whole(manifest: manifest, rows: outcomes, done: count(.done), skipped: count(.skipped), failed: failed,
                           interrupted: count(.interrupted), notRun: count(.notRun))
-        try Self.json(whole, schema: Self.schema).write(to: URL(fileURLWithPath: path), options: .atomic)
+        do { try Self.writeFile(path, Self.json(whole, schema: Self.schema)) } catch let error as Errno {
+            throw MediaError.cannotWrite(path: path, reason: error.description)
+        }
     }
 
     /// What is wrong with --report's name, before anything runs.
@@ -171,6 +217,7 @@ public struct BatchReport: Sendable {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             return "--report \(path): folder \(folder) does not exist"
         }
+        if let st = OutputPath.entry(path), (st.st_mode & S_IFMT) == S_IFDIR { return "--report \(path) is a folder" }
         // Said now, not after every row has run (a read-only disk, a folder of someone else's).
         if access(folder, W_OK) != 0 { return "--report \(path): cannot write in \(folder): \(String(cString: strerror(errno)))" }
         return nil
