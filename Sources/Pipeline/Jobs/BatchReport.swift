@@ -147,14 +147,12 @@ public struct BatchReport: Sendable {
     /// The file's bytes, by the path as given: Foundation resolves a relative path against the
     /// working folder's name, which it cannot read where that name is not UTF-8.
     static func readFile(_ path: String) -> Data? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard let fd = try? systemCall({ open(path, O_RDONLY | O_CLOEXEC) }) else { return nil }
         defer { close(fd) }
         var data = Data(), buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = Glibc.read(fd, &buffer, buffer.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return n == 0 ? data : nil }
+            guard let n = try? systemCall({ Glibc.read(fd, &buffer, buffer.count) }) else { return nil }
+            if n == 0 { return data }
             data.append(contentsOf: buffer[0..<n])
         }
     }
@@ -162,23 +160,26 @@ public struct BatchReport: Sendable {
     /// Writes `data` whole under a temporary name beside `path`, then renames it there.
     static func writeFile(_ path: String, _ data: Data) throws(Errno) {
         let temporary = path + ".\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Errno(errno) }
-        var failure: Int32 = 0
-        data.withUnsafeBytes { bytes in
+        let fd = try systemCall { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        var failure: Errno? = data.withUnsafeBytes { bytes -> Errno? in
             var done = 0
             while done < bytes.count {
-                let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { failure = n < 0 ? errno : ENOSPC; return }
-                done += n
+                do throws(Errno) {
+                    let n = try systemCall { Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done) }
+                    guard n > 0 else { return Errno(ENOSPC) }
+                    done += n
+                } catch {
+                    return error
+                }
             }
+            return nil
         }
-        if close(fd) != 0 && failure == 0 { failure = errno }
-        if failure == 0 && rename(temporary, path) != 0 { failure = errno }
-        if failure != 0 {
+        // close is not retried: on Linux the descriptor is gone whatever it returns.
+        if close(fd) != 0 && failure == nil { failure = .current }
+        if failure == nil && rename(temporary, path) != 0 { failure = .current }
+        if let failure {
             unlink(temporary)
-            throw Errno(failure)
+            throw failure
         }
     }
 
