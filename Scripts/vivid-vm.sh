@@ -29,6 +29,9 @@
 #   VIVID_VM_KERNEL_PKG  Debian kernel package to use  (default: what linux-image-amd64 depends on)
 #   VIVID_VM_9P_CACHE 9p cache mode for the host root  (default loose: 2-4x faster program
 #                     start-up; none = no guest caching, sees host-side changes at once)
+#   VIVID_VM_SESSION  a process id: one VM runs every command given this value, one after
+#                     another, each from fresh devices, and ends with that process or after
+#                     VIVID_VM_IDLE seconds (default 60) without one (vivid-vm-session.sh)
 #
 # Inside the VM the command sees VIVID_VM=1, VIVID_VM_DEVICES=N, VIVID_VM_VIVID_OPTS (the
 # module options used) and VIVID_VM_MODDIR, so a test can re-plug all cameras with
@@ -62,7 +65,7 @@ while [ $# -gt 0 ]; do
     --vivid-opts=*) vivid_opts=${1#*=}; shift ;;
     --verbose) verbose=1; shift ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
@@ -198,16 +201,7 @@ pick_accel
 cpu=${VIVID_VM_CPU:-$([ "$ACCEL_USED" = kvm ] && echo host || echo max)}
 accel_opt=$ACCEL_USED; [ "$ACCEL_USED" = tcg ] && accel_opt=tcg,thread=multi
 
-# ---------------------------------------------------------------- per-run files
-run=$(mktemp -d "$CACHE/run.XXXXXX")
-qpid=
-cleanup() {
-  [ -n "$qpid" ] && kill -TERM "$qpid" 2>/dev/null || true
-  rm -rf "$run"
-}
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM HUP
-
+# ---------------------------------------------------------------- the command
 if [ -z "$vivid_opts" ] && [ "$devices" -gt 0 ]; then
   nt='' ni='' it='' nr=''
   for ((i = 0; i < devices; i++)); do
@@ -220,20 +214,24 @@ elif [ -n "$vivid_opts" ]; then devices=1
 fi
 
 # the command, as a bash script run inside the chroot (host root at the same paths)
-{
-  echo '#!/bin/bash'
-  export -p | grep -vE '^declare -x (BASHOPTS|SHELLOPTS|BASH_[A-Z_]*|EUID|UID|PPID|SHLVL|OLDPWD|_)(=|$)' || true
-  echo "export VIVID_VM=1 VIVID_VM_DEVICES=$devices VIVID_VM_MODDIR=/run/vivid-vm"
-  printf 'export VIVID_VM_VIVID_OPTS=%q\n' "$vivid_opts"
-  echo "umask $(umask)"
-  printf 'cd -- %q || exit 126\n' "$PWD"
-  printf 'exec'; printf ' %q' "$@"; printf '\n'
-} > "$run/cmd.sh"
+write_command() {  # $1 = the script to write; the rest = the command
+  local file=$1
+  shift
+  {
+    echo '#!/bin/bash'
+    export -p | grep -vE '^declare -x (BASHOPTS|SHELLOPTS|BASH_[A-Z_]*|EUID|UID|PPID|SHLVL|OLDPWD|VIVID_VM_SESSION|_)(=|$)' || true
+    echo "export VIVID_VM=1 VIVID_VM_DEVICES=$devices VIVID_VM_MODDIR=/run/vivid-vm"
+    printf 'export VIVID_VM_VIVID_OPTS=%q\n' "$vivid_opts"
+    echo "umask $(umask)"
+    printf 'cd -- %q || exit 126\n' "$PWD"
+    printf 'exec'; printf ' %q' "$@"; printf '\n'
+  } > "$file"
+}
 
 p9ro=; [ "$RO" = 1 ] && p9ro=,ro
-cat > "$run/stage2.sh" <<EOF
-# runs in the initramfs (busybox sh, pid != 1)
-hostname vivid-vm
+# The guest's mounts for a command: the host root (9p) with the guest's own /proc, /sys and
+# /dev, and a fresh /run (where the modules are reachable for modprobe -d).
+guest_mounts=$(cat <<EOF
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=$P9CACHE$p9ro hostroot /host; then
   echo 125 > /xfer/rc; exit
 fi
@@ -242,10 +240,50 @@ mount -t sysfs sysfs /host/sys
 mount -t devtmpfs devtmpfs /host/dev
 mkdir -p /host/dev/pts /host/dev/shm
 mount -t devpts devpts /host/dev/pts
-mount -t tmpfs tmpfs /host/dev/shm
 ln -sf /proc/self/fd /host/dev/fd; ln -sf fd/0 /host/dev/stdin; ln -sf fd/1 /host/dev/stdout; ln -sf fd/2 /host/dev/stderr
-mount -t tmpfs -o mode=755 tmpfs /host/run
-mkdir -p /host/run/vivid-vm/lib /host/run/lock && mount --bind /lib /host/run/vivid-vm/lib
+fresh_run() {
+  umount -l /host/run/vivid-vm/lib /host/run /host/dev/shm 2>/dev/null
+  mount -t tmpfs tmpfs /host/dev/shm
+  mount -t tmpfs -o mode=755 tmpfs /host/run
+  mkdir -p /host/run/vivid-vm/lib /host/run/lock && mount --bind /lib /host/run/vivid-vm/lib
+}
+fresh_run
+EOF
+)
+
+# shellcheck disable=SC2054  # commas are qemu option syntax
+qemu_args() {  # $1 = the folder shared as xfer (its stage2.sh runs at boot)
+  local run=$1
+  qemu=(
+    -nodefaults -no-user-config -display none -no-reboot
+    -machine pc -accel "$accel_opt" -cpu "$cpu" -m "$MEM" -smp "$SMP"
+    -kernel "$KERNEL" -initrd "$IMG/initrd.gz" -append "$KAPPEND"
+    -chardev file,id=con,path="$run/console.log" -serial chardev:con
+    -virtfs local,path="$run",mount_tag=xfer,security_model=none
+    -virtfs "local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap${p9ro:+,readonly=on}"
+    -device virtio-serial-pci
+    -chardev file,id=out,path="$run/out" -device virtserialport,chardev=out,name=out
+    -chardev file,id=err,path="$run/err" -device virtserialport,chardev=err,name=err
+  )
+}
+
+[ -n "${VIVID_VM_SESSION:-}" ] && { source "$(dirname "$0")/vivid-vm-session.sh"; run_in_session "$@"; }
+
+# ---------------------------------------------------------------- per-run files
+run=$(mktemp -d "$CACHE/run.XXXXXX")
+qpid=
+cleanup() {
+  [ -n "$qpid" ] && kill -TERM "$qpid" 2>/dev/null || true
+  rm -rf "$run"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM HUP
+write_command "$run/cmd.sh" "$@"
+
+cat > "$run/stage2.sh" <<EOF
+# runs in the initramfs (busybox sh, pid != 1)
+hostname vivid-vm
+$guest_mounts
 out=/dev/null; err=/dev/null
 for p in /sys/class/virtio-ports/*; do
   case \$(cat \$p/name) in out) out=/dev/\${p##*/} ;; err) err=/dev/\${p##*/} ;; esac
@@ -267,20 +305,9 @@ mkfifo "$run/out" "$run/err"
 cat "$run/out" & cout=$!
 cat "$run/err" >&2 & cerr=$!
 
-# shellcheck disable=SC2054  # commas are qemu option syntax
-qemu_args=(
-  -nodefaults -no-user-config -display none -no-reboot
-  -machine pc -accel "$accel_opt" -cpu "$cpu" -m "$MEM" -smp "$SMP"
-  -kernel "$KERNEL" -initrd "$IMG/initrd.gz" -append "$KAPPEND"
-  -chardev file,id=con,path="$run/console.log" -serial chardev:con
-  -virtfs local,path="$run",mount_tag=xfer,security_model=none
-  -virtfs "local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap${p9ro:+,readonly=on}"
-  -device virtio-serial-pci
-  -chardev file,id=out,path="$run/out" -device virtserialport,chardev=out,name=out
-  -chardev file,id=err,path="$run/err" -device virtserialport,chardev=err,name=err
-)
+qemu_args "$run"
 t0=$(now)
-timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 "${qemu_args[@]}" </dev/null >"$run/qemu.log" 2>&1 &
+timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 "${qemu[@]}" </dev/null >"$run/qemu.log" 2>&1 &
 qpid=$!
 set +e
 wait "$qpid"; qrc=$?

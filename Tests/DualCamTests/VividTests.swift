@@ -3,7 +3,9 @@ import Testing
 
 /// `record` and `devices` against real V4L2 cameras: the kernel's vivid driver in a VM
 /// (Scripts/vivid-vm.sh, Tests/vivid/scenario.sh). The back camera shows solid blue, the
-/// front solid red. Each scenario boots its own VM, so every one starts from fresh devices.
+/// front solid red. The scenarios of a run share one VM (`VIVID_VM_SESSION`, this process),
+/// which unloads and loads the drivers between them: every one starts from fresh devices, and
+/// none waits for a boot.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct VividTests {
     /// Runs a scenario in the VM; nil (having said why) when this machine cannot.
     /// `prepare`: puts what the scenario needs (media files) in its directory first.
@@ -18,7 +20,8 @@ import Testing
         // The VM is stopped before the test's limit, so a scenario that hangs says where (once
         // the harness killed it at the limit, and nothing of the VM's log came back).
         let r = try run(vm, devices + ["--", script, name, dir.url.path],
-                        environment: environment.merging(["DUALCAM": Env.dualcamInVM, "VIVID_VM_TIMEOUT": "540"]) { $1 })
+                        environment: environment.merging(["DUALCAM": Env.dualcamInVM, "VIVID_VM_TIMEOUT": "540",
+                                                          "VIVID_VM_SESSION": String(getpid())]) { $1 })
         guard Env.canRun(r.status != 125, otherwise: "the vivid VM could not start: \(r.stderr.suffix(600))") else { return nil }
         try #require(r.status == 0, "scenario \(name) exited \(r.status): \(r.stderr.suffix(2000))")
         // Latency is counted from when a frame was captured, never from a stamp in the future.
