@@ -206,8 +206,7 @@ struct BenchGateTests {
 
         let dir = try TempDir()
         let alone = dir.path("dualcam-bench")
-        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: Env.dualcam).deletingLastPathComponent()
-            .appendingPathComponent("dualcam-bench").path, toPath: alone)
+        try FileManager.default.copyItem(atPath: Env.built("dualcam-bench"), toPath: alone)
         let missing = try run(alone, ["--allocations", "--cases", "inset-only-480p"])
         #expect(missing.status == 2)
         #expect(missing.stderrLines.count == 1 && missing.stderr.contains("there is none beside"), "\(missing.stderr)")

@@ -16,23 +16,25 @@ enum Env {
     /// slower, and the question is its threads, not whether it keeps real time.
     static let sanitized = ProcessInfo.processInfo.environment["DUALCAM_SANITIZED"] == "1"
 
-    /// The `dualcam` built beside this test bundle (swift test builds every product).
-    static let dualcam: String = {
+    /// The `dualcam` the tests run: the release build where Scripts/test.sh gives it to the
+    /// suites that run in real time (DUALCAM_TEST_BINARY), else the one built beside this
+    /// bundle. Real time is the release build's question, as users run it: the README's file
+    /// recipes took 86 s on it against 170 s on the debug build, and in the emulated VM, which
+    /// emulates every instruction, a `devices` scenario took 24.7 s against 31.9-37.5 s. The
+    /// suites without real time, the fuzzers and the campaigns run the debug build.
+    static let dualcam: String = ProcessInfo.processInfo.environment["DUALCAM_TEST_BINARY"] ?? built("dualcam")
+
+    /// A product built beside this test bundle (swift test builds every product).
+    static func built(_ product: String) -> String { builtProducts.appendingPathComponent(product).path }
+    static let builtProducts: URL = {
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var dir = exe.deletingLastPathComponent()
         // The test runner may sit inside a .xctest bundle directory.
         while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("dualcam").path) && dir.path != "/" {
             dir = dir.deletingLastPathComponent()
         }
-        return dir.appendingPathComponent("dualcam").path
+        return dir
     }()
-
-    /// The `dualcam` the emulated VM runs: the release build where Scripts/test.sh made one
-    /// (DUALCAM_VM_BINARY), else the one beside this bundle. The VM emulates every instruction:
-    /// the release build starts and composes there in about three quarters of the debug
-    /// build's time (a `devices` scenario 24.7 s against 31.9-37.5, a 3 s two-camera take
-    /// 18.9 s against 23.3), and a scenario that keeps real time keeps it with more to spare.
-    static let dualcamInVM: String = ProcessInfo.processInfo.environment["DUALCAM_VM_BINARY"] ?? dualcam
 
     /// Whether this CPU has AVX-512 (the kernel's flags for the first CPU).
     static let hostHasAVX512: Bool = {

@@ -20,7 +20,7 @@ import Testing
         // The VM is stopped before the test's limit, so a scenario that hangs says where (once
         // the harness killed it at the limit, and nothing of the VM's log came back).
         let r = try run(vm, devices + ["--", script, name, dir.url.path],
-                        environment: environment.merging(["DUALCAM": Env.dualcamInVM, "VIVID_VM_TIMEOUT": "540",
+                        environment: environment.merging(["DUALCAM": Env.dualcam, "VIVID_VM_TIMEOUT": "540",
                                                           "VIVID_VM_SESSION": String(getpid())]) { $1 })
         guard Env.canRun(r.status != 125, otherwise: "the vivid VM could not start: \(r.stderr.suffix(600))") else { return nil }
         try #require(r.status == 0, "scenario \(name) exited \(r.status): \(r.stderr.suffix(2000))")
@@ -521,7 +521,7 @@ import Testing
     @discardableResult
     static func expectMarkersInSync(scenario name: String, seconds: Double) throws -> [String: Any]? {
         try Env.requireFFmpegTools()
-        let marker = URL(fileURLWithPath: Env.dualcam).deletingLastPathComponent().appendingPathComponent("dualcam-av-marker").path
+        let marker = Env.built("dualcam-av-marker")
         try #require(FileManager.default.isExecutableFile(atPath: marker), "build dualcam-av-marker first (swift build)")
         guard let dir = try Self.scenario(name, cameras: 1, environment: ["MARKER": marker]) else { return nil }
         #expect(Self.status(dir) == 0, "\(Self.stderr(dir))")
