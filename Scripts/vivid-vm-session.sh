@@ -8,15 +8,23 @@
 # Between two commands the guest kills every process the last one left, unloads the modules a
 # command may have loaded (v4l2loopback, vivid, snd-aloop, snd-dummy) and mounts a fresh /run
 # and /dev/shm, then loads vivid with this command's options: each command sees the devices a
-# VM booted for it would show. The host root stays mounted, so its page cache (and the
-# emulator's translations of what it holds) carry over from one command to the next.
+# VM booted for it would show. A driver that cannot be unloaded ends the VM after that command
+# (its result stands), and the next command boots a new one. The host root stays mounted, so
+# its page cache (and the emulator's translations of what it holds) carry over from one
+# command to the next; with the default cache=loose a file the host rewrites in place after a
+# command of the session read it can look unchanged to the next (new files are seen): the
+# tests write into new folders and change no program during a run. What else a command
+# changes in the guest (sysctls, mounts outside /run and /dev/shm, dmesg) carries over. The
+# command's output comes back when it ends, from files (not a terminal or a pipe).
 #
-# Files: $CACHE/session.PID/ is shared as the guest's /xfer; jobs/N/ holds command N (cmd.sh,
-# vivid-opts, then ready), and the guest writes its out, err and rc there. Clients take turns
-# on $CACHE/session.PID.lock; the watchdog takes it too before it ends an idle VM.
+# Files: $CACHE/session.PID/ (mode 700: each command's environment is there) is shared as the
+# guest's /xfer; jobs/N/ holds command N (cmd.sh, vivid-opts, then ready), and the guest writes
+# its out, err and rc there. Clients take turns on $CACHE/session.PID.lock; the watchdog takes
+# it too before it ends an idle VM or removes the folder.
 
-session_alive() {  # whether the session's VM is running
+session_alive() {  # whether the session's VM is running and takes commands
   local pid
+  [ -f "$session/retired" ] && return 1
   pid=$(cat "$session/qemu.pid" 2>/dev/null) || return 1
   [ -n "$pid" ] && grep -q qemu-system "/proc/$pid/cmdline" 2>/dev/null
 }
@@ -27,25 +35,20 @@ session_alive() {  # whether the session's VM is running
 session_stop() {
   local pid
   pid=$(cat "$session/qemu.pid" 2>/dev/null) || true
-  [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null || true
+  if [ -n "$pid" ] && grep -q qemu-system "/proc/$pid/cmdline" 2>/dev/null; then kill -KILL -- "-$pid" 2>/dev/null || true; fi
   rm -f "$session/qemu.pid"
 }
 
-# Runs "$@" in a session of its own (its process id into $1, the session's too), with none of this script's descriptors but 0-2: the
-# test process learns that a child ended when its socket (Foundation's Process) closes, and a
-# VM that had inherited it held the test for as long as the VM lived.
-# In the background here, not by its caller: `detach ... &` would run in a subshell of this
-# script that holds the lock for as long as the VM lives.
-detach() {
-  setsid bash -c 'echo $$ > "$1"; shift
-    for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null
-    exec "$@"' detached "$@" &
-  disown $!
-}
+# What a VM is booted with: a command asking for other settings gets a VM of its own.
+session_config() { printf '%s\n' "$KERNEL" "$MEM" "$SMP" "$cpu" "$accel_opt" "$P9CACHE" "$RO"; }
 
 session_start() {
   rm -rf "$session"
-  mkdir -p "$session/jobs"
+  mkdir -m 700 "$session"
+  mkdir "$session/jobs"
+  session_config > "$session/config"
+  local job_script
+  job_script=$(printf %q "$session/jobs")
   cat > "$session/stage2.sh" <<EOF
 # runs in the initramfs (busybox sh, pid != 1): the commands of jobs/ in turn
 hostname vivid-vm
@@ -76,7 +79,8 @@ unload_devices() {
     [ -z "\$loaded" ] && return 0
     sleep 0.1
   done
-  echo "vivid-vm: could not unload\$loaded"
+  echo "vivid-vm: could not unload\$loaded: the VM ends here, the next command boots a new one"
+  return 1
 }
 # The host says "ready" on the ctl port: waiting there costs the emulated CPUs nothing, where
 # polling the 9p share took most of one host CPU from the tests running meanwhile.
@@ -85,49 +89,73 @@ n=0
 while :; do
   job=/xfer/jobs/\$n
   until [ -f \$job/ready ]; do read -r _ <&3 || sleep 1; done
-  kill_leftovers > \$job/err
-  unload_devices >> \$job/err
   fresh_run
   opts=\$(cat \$job/vivid-opts)
   if [ -n "\$opts" ]; then
     modprobe vivid \$opts || echo "vivid-vm: modprobe vivid \$opts failed" >> \$job/err
   fi
   echo "vivid-vm: command \$n starts at uptime \$(cut -d' ' -f1 /proc/uptime)s"
-  chroot /host /bin/bash "$session/jobs/\$n/cmd.sh" < /dev/null > \$job/out 2>> \$job/err 3<&-
+  chroot /host /bin/bash $job_script/\$n/cmd.sh < /dev/null > \$job/out 2>> \$job/err 3<&-
   echo \$? > \$job/rc.new
   echo "vivid-vm: command \$n exited with \$(cat \$job/rc.new) at uptime \$(cut -d' ' -f1 /proc/uptime)s"
   kill_leftovers >> \$job/err
+  unload_devices >> \$job/err || touch /xfer/retired
   sync
   mv \$job/rc.new \$job/rc
+  [ -f /xfer/retired ] && exit
   n=\$((n + 1))
 done
 EOF
   qemu_args "$session"
   mkfifo "$session/ctl.in" "$session/ctl.out"
   qemu+=(-chardev pipe,id=ctl,path="$session/ctl" -device virtserialport,chardev=ctl,name=ctl)
-  detach "$session/qemu.pid.new" timeout -s KILL 10800 qemu-system-x86_64 "${qemu[@]}" </dev/null >"$session/qemu.log" 2>&1
-  until [ -s "$session/qemu.pid.new" ]; do sleep 0.05; done
-  mv "$session/qemu.pid.new" "$session/qemu.pid"
-  touch "$session/idle-since"
-  detach "$session/watchdog.pid" bash -c "$(declare -f session_watchdog); session_watchdog \"\$@\"" watchdog \
-    "$VIVID_VM_SESSION" "$session" "${VIVID_VM_IDLE:-60}" "$(cat "$session/qemu.pid")" </dev/null >/dev/null 2>&1
+  # One process of its own starts the VM and watches it: nothing between the two can leave a
+  # VM unwatched. In a session of its own, with none of this script's descriptors but 0-2:
+  # the test process learns that a child ended when its socket (Foundation's Process) closes,
+  # and a VM that had inherited it held the test for as long as the VM lived. In the
+  # background here, not by the caller: `func ... &` would run in a subshell of this script
+  # that holds the lock for as long as the VM lives.
+  setsid bash -c "$(declare -f session_watchdog); session_watchdog \"\$@\"" watchdog \
+    "$VIVID_VM_SESSION" "$session" "${VIVID_VM_IDLE:-60}" "${qemu[@]}" </dev/null >/dev/null 2>&1 &
+  disown $!
+  local tries=0
+  until [ -s "$session/qemu.pid" ]; do
+    [ $((tries += 1)) -gt 200 ] && die "the session's VM did not start"
+    sleep 0.05
+  done
 }
 
-# Ends the VM when its owner has ended, or when it has had no command for IDLE seconds (under
-# the clients' lock, so never while one is submitting or waiting).
+# Starts the VM, then ends it when its owner has ended, or when it has had no command for IDLE
+# seconds (under the clients' lock, so never while one is submitting or waiting).
 session_watchdog() {
-  local owner=$1 session=$2 idle=$3 qemu=$4 lock
+  local owner=$1 session=$2 idle=$3 qemu lock fd held=
+  shift 3
+  for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && exec {fd}>&-; done
+  # Its own process group (setsid does not fork here: this process leads a session, its
+  # child does not), so that one kill ends timeout and qemu together.
+  setsid timeout -s KILL 10800 qemu-system-x86_64 "$@" </dev/null >"$session/qemu.log" 2>&1 &
+  qemu=$!
+  echo "$qemu" > "$session/qemu.pid.new" && mv "$session/qemu.pid.new" "$session/qemu.pid"
+  touch "$session/idle-since"
   while kill -0 "$qemu" 2>/dev/null; do
     sleep 1
     kill -0 "$owner" 2>/dev/null || break
     exec {lock}>"$session.lock"
     if flock -n "$lock"; then
-      if [ $(($(date +%s) - $(stat -c %Y "$session/idle-since" 2>/dev/null || echo 0))) -gt "$idle" ]; then break; fi
+      # Idle: the lock is kept until the VM is gone, so no client can start a command in it.
+      if [ $(($(date +%s) - $(stat -c %Y "$session/idle-since" 2>/dev/null || echo 0))) -gt "$idle" ]; then
+        held=1
+        break
+      fi
     fi
     exec {lock}>&-
   done
   kill -KILL -- "-$qemu" 2>/dev/null
-  # Unless a client has started another VM in its place.
+  # Under the lock, and unless a client has started another VM.
+  if [ -z "$held" ]; then
+    exec {lock}>"$session.lock"
+    flock "$lock"
+  fi
   [ "$(cat "$session/qemu.pid" 2>/dev/null)" = "$qemu" ] && rm -rf "$session"
   # No client can come once the owner has gone.
   kill -0 "$owner" 2>/dev/null || rm -f "$session.lock"
@@ -135,11 +163,24 @@ session_watchdog() {
 
 run_in_session() {
   [[ $VIVID_VM_SESSION =~ ^[0-9]+$ ]] || die "VIVID_VM_SESSION must be the process id the VM lives for"
+  [[ ${VIVID_VM_IDLE:-60} =~ ^[0-9]+$ ]] || die "VIVID_VM_IDLE must be a number of seconds"
   session=$CACHE/session.$VIVID_VM_SESSION
   exec {lock}>"$session.lock"
   flock "$lock"
-  session_alive || session_start
-  local n job console_from waited=0 rc
+  local n job console_from deadline rc=
+  # A command whose client ended before its exit code (killed, or stopped between making
+  # its folder and saying ready) would hold up every later one: clients take turns, so an
+  # unfinished command found here has nobody waiting for it.
+  if session_alive; then
+    n=$(find "$session/jobs" -mindepth 1 -maxdepth 1 | wc -l)
+    if [ "$n" -gt 0 ] && [ ! -f "$session/jobs/$((n - 1))/rc" ]; then
+      log "the last command of this session never ended (its caller did): a new VM"
+      session_stop
+    elif [ "$(cat "$session/config" 2>/dev/null)" != "$(session_config)" ]; then
+      session_stop
+    fi
+  fi
+  session_alive || { session_stop; session_start; }
   n=$(find "$session/jobs" -mindepth 1 -maxdepth 1 | wc -l)
   job=$session/jobs/$n
   mkdir "$job"
@@ -152,26 +193,29 @@ run_in_session() {
   exec {ctl}<>"$session/ctl.in"
   echo ready >&"$ctl"
   exec {ctl}>&-
-  # The command's limit counts from here, the boot included when this command started the VM.
+  # The command's limit counts from here, the boot included when this command started the
+  # VM; 0 is none, as for the one-VM-per-command mode's timeout.
+  deadline=$((SECONDS + TIMEOUT))
   until [ -f "$job/rc" ]; do
     if ! session_alive; then
+      [ -f "$job/rc" ] && break
       log "VM ended without an exit code"; rc=125; break
     fi
-    if [ "$waited" -ge $((TIMEOUT * 10)) ]; then
+    if [ "$TIMEOUT" -gt 0 ] && [ "$SECONDS" -ge "$deadline" ]; then
       log "timed out after ${TIMEOUT}s (VIVID_VM_TIMEOUT); qemu killed"; rc=124; session_stop; break
     fi
     sleep 0.1
-    waited=$((waited + 1))
   done
   cat "$job/out" 2>/dev/null || true
   cat "$job/err" >&2 2>/dev/null || true
-  if [ -z "${rc:-}" ]; then
+  if [ -z "$rc" ]; then
     rc=$(cat "$job/rc")
     touch "$session/idle-since"
   fi
   if [ "$verbose" = 1 ] || [ "$rc" = 124 ] || [ "$rc" = 125 ]; then
     log "---- guest console since this command ($ACCEL_USED, cpu=$cpu, ${MEM}MiB, smp=$SMP) ----"
     tail -c +$((console_from + 1)) "$session/console.log" 2>/dev/null | tr -d '\r' | tail -n 40 >&2 || true
+    [ "$rc" = 125 ] && tail -n 20 "$session/qemu.log" >&2 2>/dev/null
   fi
   exit "$rc"
 }
