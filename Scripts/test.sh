@@ -21,9 +21,10 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(nproc)
 stage "tests without real time" swift test --skip 'RecordTests|VividTests|CrashSafetyTests|PreviewTests|TerminalTests|ReadmeRecipeTests'
 # The real-time suites run the release build, as users do (Tests/DualCamTests/Support.swift,
 # Env.dualcam): the emulated VM took a quarter longer on the debug build, the README's file
-# recipes twice as long. CI's benchmark stage builds the release products after this and
-# reuses what this built.
-stage "release build (the binary the real-time tests run)" swift build -c release --product dualcam
+# recipes twice as long. With it the benchmark harness, which the README's `dualcam bench`
+# recipes start from beside it. CI's benchmark stage builds the rest of the release products
+# after this and reuses what this built.
+stage "release build (the binaries the real-time tests run)" bash -c 'swift build -c release --product dualcam && swift build -c release --product dualcam-bench'
 export DUALCAM_TEST_BINARY=$PWD/.build/release/dualcam
 # Real-time recordings (files played as cameras, the emulated VM) one at a time: they must
 # not share the two CPUs with each other or with x265 runs, or the encoder falls behind and
