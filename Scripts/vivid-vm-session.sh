@@ -151,12 +151,12 @@ session_watchdog() {
     exec {lock}>&-
   done
   kill -KILL -- "-$qemu" 2>/dev/null
-  # Under the lock, and unless a client has started another VM.
+  # Under the lock, and unless a client has started another VM (a stopped one leaves no pid).
   if [ -z "$held" ]; then
     exec {lock}>"$session.lock"
     flock "$lock"
   fi
-  [ "$(cat "$session/qemu.pid" 2>/dev/null)" = "$qemu" ] && rm -rf "$session"
+  case $(cat "$session/qemu.pid" 2>/dev/null) in "" | "$qemu") rm -rf "$session" ;; esac
   # No client can come once the owner has gone.
   kill -0 "$owner" 2>/dev/null || rm -f "$session.lock"
 }
