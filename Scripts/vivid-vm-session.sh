@@ -22,11 +22,26 @@
 # its out, err and rc there. Clients take turns on $CACHE/session.PID.lock; the watchdog takes
 # it too before it ends an idle VM or removes the folder.
 
-session_alive() {  # whether the session's VM is running and takes commands
+session_vm() {  # the session's VM's process id, if it is running
   local pid
-  [ -f "$session/retired" ] && return 1
-  pid=$(cat "$session/qemu.pid" 2>/dev/null) || return 1
-  [ -n "$pid" ] && grep -q qemu-system "/proc/$pid/cmdline" 2>/dev/null
+  pid=$(cat "$session/qemu.pid" 2>/dev/null) && [ -n "$pid" ] && grep -q qemu-system "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
+}
+
+session_alive() { [ ! -f "$session/retired" ] && session_vm > /dev/null; }  # and takes commands
+
+session_commands() { find "$session/jobs" -mindepth 1 -maxdepth 1 | wc -l; }
+
+# Whether the next command can go to the running VM: it takes commands, it was booted with
+# the settings asked now, and its last command has ended. A command whose client ended before
+# its exit code (killed, or stopped between making its folder and saying ready) would hold up
+# every later one: clients take turns, so an unfinished command found here has nobody waiting.
+session_usable() {
+  local n
+  session_alive && [ "$(cat "$session/config" 2>/dev/null)" = "$(session_config)" ] || return 1
+  n=$(session_commands)
+  [ "$n" -eq 0 ] || [ -f "$session/jobs/$((n - 1))/rc" ] && return 0
+  log "the last command of this session never ended (its caller did): a new VM"
+  return 1
 }
 
 # SIGKILL, to the VM's process group: a test process's threads block SIGTERM, and the mask
@@ -34,8 +49,7 @@ session_alive() {  # whether the session's VM is running and takes commands
 # The guest's files are synced after each command, so nothing is lost with it.
 session_stop() {
   local pid
-  pid=$(cat "$session/qemu.pid" 2>/dev/null) || true
-  if [ -n "$pid" ] && grep -q qemu-system "/proc/$pid/cmdline" 2>/dev/null; then kill -KILL -- "-$pid" 2>/dev/null || true; fi
+  pid=$(session_vm) && kill -KILL -- "-$pid" 2>/dev/null || true
   rm -f "$session/qemu.pid"
 }
 
@@ -168,20 +182,8 @@ run_in_session() {
   exec {lock}>"$session.lock"
   flock "$lock"
   local n job console_from deadline rc=
-  # A command whose client ended before its exit code (killed, or stopped between making
-  # its folder and saying ready) would hold up every later one: clients take turns, so an
-  # unfinished command found here has nobody waiting for it.
-  if session_alive; then
-    n=$(find "$session/jobs" -mindepth 1 -maxdepth 1 | wc -l)
-    if [ "$n" -gt 0 ] && [ ! -f "$session/jobs/$((n - 1))/rc" ]; then
-      log "the last command of this session never ended (its caller did): a new VM"
-      session_stop
-    elif [ "$(cat "$session/config" 2>/dev/null)" != "$(session_config)" ]; then
-      session_stop
-    fi
-  fi
-  session_alive || { session_stop; session_start; }
-  n=$(find "$session/jobs" -mindepth 1 -maxdepth 1 | wc -l)
+  session_usable || { session_stop; session_start; }
+  n=$(session_commands)
   job=$session/jobs/$n
   mkdir "$job"
   write_command "$job/cmd.sh" "$@"

@@ -749,7 +749,8 @@ import Testing
         let (packets, timeBase) = try Probe.packets(out, stream: "v:0")
         let times = packets.map(\.pts).sorted()
         let lost = r.stderr.firstMatch(of: /at ([0-9.]+) s [^\n]*back\.avi lost/).flatMap { Double($0.1) }
-        let index = times.lastIndex { lost == nil || Double($0) * timeBase < lost! - 1.0 / 30 } ?? times.count - 1
+        let bothUntil = lost.map { $0 - 1.0 / 30 } ?? .infinity
+        let index = times.lastIndex { Double($0) * timeBase < bothUntil } ?? times.count - 1
         let ours = try Decode.frame(out, index: index, pixelFormat: "rgb24")
         let (fullPSNR, insetPSNR, wrongPSNR) = try StillsComposition.psnrs(ours, in: dir)
         print(String(format: "MJPEG files as cameras against ffmpeg's composition: full frame %.1f dB, inset %.1f dB "
